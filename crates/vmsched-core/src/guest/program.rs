@@ -1,0 +1,169 @@
+//! The guest-thread program language: scenario ops (`scenario::OpSpec`) compiled to a flat
+//! instruction list with jumps. Loops keep their counters in per-thread slots, so a program
+//! is shared by all threads of a group and by forked children.
+//!
+//! Named objects (locks, mutexes, barriers, queues, condition variables) are resolved to
+//! per-VM indices here; two workloads of one VM that use the same name share the object.
+
+use std::collections::BTreeMap;
+
+use crate::scenario::{DurationUs, OpSpec};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Instr {
+    Compute { us: DurationUs, mem_fraction: f64 },
+    Lock { lock: usize, cs_us: DurationUs },
+    Mutex { mutex: usize, cs_us: DurationUs, spin_us: f64 },
+    Barrier { barrier: usize, spin_us: f64 },
+    Put { queue: usize },
+    Get { queue: usize },
+    CondWait { cond: usize },
+    CondSignal { cond: usize },
+    Shootdown { local_us: f64 },
+    CallAll,
+    Io { us: DurationUs },
+    Sleep { us: DurationUs },
+    Fork { prog: usize, share_mm: bool, wait: bool },
+    /// Enter a counted loop: counter slot, iterations, pc after the loop.
+    LoopStart { slot: usize, count: u64, end: usize },
+    /// Back-edge to the loop body start.
+    LoopEnd { slot: usize, start: usize },
+    /// Skip to `end` unless this is the n-th pass (counter slot).
+    Every { slot: usize, n: u64, end: usize },
+    Jump { to: usize },
+    Exit,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Program {
+    pub code: Vec<Instr>,
+    pub slots: usize,
+}
+
+/// Per-VM table of named synchronisation objects.
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    pub locks: BTreeMap<String, usize>,
+    pub mutexes: BTreeMap<String, usize>,
+    pub barriers: BTreeMap<String, (usize, u32)>,
+    pub queues: BTreeMap<String, (usize, u32)>,
+    pub conds: BTreeMap<String, usize>,
+}
+
+fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
+    let n = map.len();
+    *map.entry(name.to_string()).or_insert(n)
+}
+
+/// Compiles op trees; forked bodies become programs of their own in `programs`.
+pub struct Compiler<'a> {
+    pub names: &'a mut Names,
+    pub programs: &'a mut Vec<Program>,
+}
+
+impl<'a> Compiler<'a> {
+    pub fn compile(&mut self, ops: &[OpSpec]) -> usize {
+        let mut p = Program::default();
+        self.emit(ops, &mut p);
+        p.code.push(Instr::Exit);
+        self.programs.push(p);
+        self.programs.len() - 1
+    }
+
+    fn emit(&mut self, ops: &[OpSpec], p: &mut Program) {
+        for op in ops {
+            match op {
+                OpSpec::Compute { us, mem_fraction } => p.code.push(Instr::Compute { us: us.clone(), mem_fraction: *mem_fraction }),
+                OpSpec::Lock { lock, cs_us } => {
+                    let l = intern(&mut self.names.locks, lock);
+                    p.code.push(Instr::Lock { lock: l, cs_us: cs_us.clone() })
+                }
+                OpSpec::Mutex { mutex, cs_us, spin_us } => {
+                    let m = intern(&mut self.names.mutexes, mutex);
+                    p.code.push(Instr::Mutex { mutex: m, cs_us: cs_us.clone(), spin_us: *spin_us })
+                }
+                OpSpec::Barrier { barrier, parties, spin_us } => {
+                    let n = self.names.barriers.len();
+                    let (b, _) = *self.names.barriers.entry(barrier.clone()).or_insert((n, *parties));
+                    p.code.push(Instr::Barrier { barrier: b, spin_us: *spin_us })
+                }
+                OpSpec::Put { queue, capacity } => {
+                    let n = self.names.queues.len();
+                    let (q, _) = *self.names.queues.entry(queue.clone()).or_insert((n, *capacity));
+                    p.code.push(Instr::Put { queue: q })
+                }
+                OpSpec::Get { queue, capacity } => {
+                    let n = self.names.queues.len();
+                    let (q, _) = *self.names.queues.entry(queue.clone()).or_insert((n, *capacity));
+                    p.code.push(Instr::Get { queue: q })
+                }
+                OpSpec::CondWait { cond } => {
+                    let c = intern(&mut self.names.conds, cond);
+                    p.code.push(Instr::CondWait { cond: c })
+                }
+                OpSpec::CondSignal { cond } => {
+                    let c = intern(&mut self.names.conds, cond);
+                    p.code.push(Instr::CondSignal { cond: c })
+                }
+                OpSpec::Shootdown { local_us } => p.code.push(Instr::Shootdown { local_us: *local_us }),
+                OpSpec::CallAll => p.code.push(Instr::CallAll),
+                OpSpec::Io { us } => p.code.push(Instr::Io { us: us.clone() }),
+                OpSpec::Sleep { us } => p.code.push(Instr::Sleep { us: us.clone() }),
+                OpSpec::Fork { body, share_mm, wait } => {
+                    let prog = self.compile(body);
+                    p.code.push(Instr::Fork { prog, share_mm: *share_mm, wait: *wait })
+                }
+                OpSpec::Loop { count, body } => {
+                    let slot = p.slots;
+                    p.slots += 1;
+                    let at = p.code.len();
+                    p.code.push(Instr::LoopStart { slot, count: *count, end: 0 });
+                    self.emit(body, p);
+                    p.code.push(Instr::LoopEnd { slot, start: at + 1 });
+                    let end = p.code.len();
+                    p.code[at] = Instr::LoopStart { slot, count: *count, end };
+                }
+                OpSpec::Every { n, body } => {
+                    let slot = p.slots;
+                    p.slots += 1;
+                    let at = p.code.len();
+                    p.code.push(Instr::Every { slot, n: *n, end: 0 });
+                    self.emit(body, p);
+                    let end = p.code.len();
+                    p.code[at] = Instr::Every { slot, n: *n, end };
+                }
+                OpSpec::Forever { body } => {
+                    let at = p.code.len();
+                    self.emit(body, p);
+                    p.code.push(Instr::Jump { to: at });
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loops_and_every_compile_to_jumps_with_slots() {
+        let mut names = Names::default();
+        let mut progs = Vec::new();
+        let ops = vec![OpSpec::Loop {
+            count: 3,
+            body: vec![
+                OpSpec::Compute { us: DurationUs::fixed(1.0), mem_fraction: 0.0 },
+                OpSpec::Every { n: 2, body: vec![OpSpec::Lock { lock: "a".into(), cs_us: DurationUs::fixed(1.0) }] },
+            ],
+        }];
+        let id = Compiler { names: &mut names, programs: &mut progs }.compile(&ops);
+        let p = &progs[id];
+        assert_eq!(p.slots, 2);
+        assert_eq!(p.code[0], Instr::LoopStart { slot: 0, count: 3, end: 5 });
+        assert_eq!(p.code[2], Instr::Every { slot: 1, n: 2, end: 4 });
+        assert_eq!(p.code[4], Instr::LoopEnd { slot: 0, start: 1 });
+        assert_eq!(p.code[5], Instr::Exit);
+        assert_eq!(names.locks["a"], 0);
+    }
+}

@@ -1,0 +1,388 @@
+//! Built-in workloads. Each expands into thread groups written in the program language of
+//! `guest::program`, so a built-in is exactly what a user could have written by hand.
+//!
+//! | kind | approximates | source |
+//! |---|---|---|
+//! | `hog` | `while(1);` one thread per vCPU | seed 002 (Flex fairness experiment) |
+//! | `parallel` | a PARSEC/OpenMP-like worker pool: compute, spinlock sections, TLB shootdowns, barriers | seed 000 §2.1 (dedup, vips, ...); Linux `kernel/smp.c`, `arch/x86/mm/tlb.c` |
+//! | `forkbench` | fork a child that exits at once, wait, repeat | seed 004 §7.2 |
+//! | `hackbench` | groups of senders and receivers over pipes | seed 004 §7.2; Linux `hackbench` |
+//! | `rambench` | traverse a shuffled linked list / sequential array, memory-bound | seed 004 §7.2 |
+//! | `kbuild` | `make -jN`: many short-lived compiler processes | seed 004 §7.2 |
+//! | `stream` | STREAM-like array kernels with a barrier per iteration | seed 003 §5 |
+//!
+//! Default amounts of work are illustrative until calibrated (see `docs/calibration.md` once
+//! the reproductions exist); the shape of each program follows its source.
+
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::{DurationUs, OpSpec, ThreadGroupSpec};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParallelParams {
+    /// Worker threads (default: one per vCPU).
+    #[serde(default)]
+    pub threads: Option<u32>,
+    /// Iterations per thread; absent = run forever.
+    #[serde(default)]
+    pub iterations: Option<u64>,
+    #[serde(default = "d_compute")]
+    pub compute_us: DurationUs,
+    /// Spinlock sections per iteration.
+    #[serde(default = "d_one")]
+    pub locks_per_iteration: u32,
+    /// Distinct locks (each section picks lock `iteration % locks`).
+    #[serde(default = "d_one")]
+    pub locks: u32,
+    #[serde(default = "d_cs")]
+    pub cs_us: DurationUs,
+    /// A TLB shootdown every this many iterations (0 = none).
+    #[serde(default)]
+    pub shootdown_every: u32,
+    /// A barrier every this many iterations (0 = none).
+    #[serde(default)]
+    pub barrier_every: u32,
+    /// Spin before blocking at a barrier (0 = pure blocking, as pthreads).
+    #[serde(default)]
+    pub barrier_spin_us: f64,
+    #[serde(default)]
+    pub mem_fraction: f64,
+    #[serde(default = "d_ws")]
+    pub working_set_kib: u32,
+}
+
+fn d_compute() -> DurationUs {
+    DurationUs::Exp { mean_us: 50.0 }
+}
+fn d_cs() -> DurationUs {
+    DurationUs::Fixed { us: 2.0 }
+}
+fn d_one() -> u32 {
+    1
+}
+fn d_ws() -> u32 {
+    512
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkbenchParams {
+    #[serde(default = "d_forks")]
+    pub forks: u64,
+    /// Parent's work per fork (copying page tables, COW setup).
+    #[serde(default = "d_fork_us")]
+    pub fork_us: f64,
+    /// Child's work from start to exit.
+    #[serde(default = "d_child_us")]
+    pub child_us: f64,
+}
+fn d_forks() -> u64 {
+    1000
+}
+fn d_fork_us() -> f64 {
+    40.0
+}
+fn d_child_us() -> f64 {
+    10.0
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HackbenchParams {
+    #[serde(default = "d_groups")]
+    pub groups: u32,
+    /// Senders and receivers per group (hackbench: 20 each).
+    #[serde(default = "d_fds")]
+    pub fds: u32,
+    #[serde(default = "d_loops")]
+    pub loops: u64,
+    /// Work per message send or receive.
+    #[serde(default = "d_msg_us")]
+    pub msg_us: f64,
+    /// Guest CPU affinity for all threads (e.g. [0] to keep everything on vCPU0).
+    #[serde(default)]
+    pub affinity: Option<Vec<u32>>,
+}
+fn d_groups() -> u32 {
+    1
+}
+fn d_fds() -> u32 {
+    20
+}
+fn d_loops() -> u64 {
+    100
+}
+fn d_msg_us() -> f64 {
+    2.0
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessPattern {
+    Sequential,
+    Random,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RambenchParams {
+    #[serde(default = "d_ram_mib")]
+    pub mib: u32,
+    #[serde(default = "d_pattern")]
+    pub pattern: AccessPattern,
+    #[serde(default = "d_passes")]
+    pub passes: u64,
+    /// Local-memory time of one pass.
+    #[serde(default = "d_pass_us")]
+    pub pass_us: f64,
+}
+fn d_ram_mib() -> u32 {
+    512
+}
+fn d_pattern() -> AccessPattern {
+    AccessPattern::Random
+}
+fn d_passes() -> u64 {
+    10
+}
+fn d_pass_us() -> f64 {
+    100_000.0
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KbuildParams {
+    /// `make -j`.
+    #[serde(default)]
+    pub jobs: Option<u32>,
+    /// Compiler invocations in all.
+    #[serde(default = "d_units")]
+    pub units: u64,
+    #[serde(default = "d_compile")]
+    pub compile_us: DurationUs,
+    /// Short serial steps between compiles (make's own work).
+    #[serde(default = "d_make_us")]
+    pub make_us: f64,
+}
+fn d_units() -> u64 {
+    400
+}
+fn d_compile() -> DurationUs {
+    DurationUs::Lognormal { mean_us: 20_000.0, cv: 0.8 }
+}
+fn d_make_us() -> f64 {
+    200.0
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamParams {
+    #[serde(default)]
+    pub threads: Option<u32>,
+    /// Size of each of the three arrays.
+    #[serde(default = "d_array_kib")]
+    pub array_kib: u32,
+    #[serde(default = "d_iters")]
+    pub iterations: u64,
+    /// Time per KiB of array per iteration when the data is in cache.
+    #[serde(default = "d_ns_per_kib")]
+    pub ns_per_kib: f64,
+    #[serde(default = "d_stream_spin")]
+    pub barrier_spin_us: f64,
+}
+fn d_array_kib() -> u32 {
+    4096
+}
+fn d_iters() -> u64 {
+    100
+}
+fn d_ns_per_kib() -> f64 {
+    50.0
+}
+fn d_stream_spin() -> f64 {
+    200.0
+}
+
+fn compute(us: DurationUs, mem_fraction: f64) -> OpSpec {
+    OpSpec::Compute { us, mem_fraction }
+}
+
+fn repeat(iterations: Option<u64>, body: Vec<OpSpec>) -> Vec<OpSpec> {
+    match iterations {
+        Some(n) => vec![OpSpec::Loop { count: n, body }],
+        None => vec![OpSpec::Forever { body }],
+    }
+}
+
+/// Thread groups of the hog workload (one `while(1)` thread per vCPU by default).
+pub fn hog(vcpus: u32, threads: Option<u32>) -> Vec<ThreadGroupSpec> {
+    vec![ThreadGroupSpec {
+        threads: threads.unwrap_or(vcpus),
+        program: vec![OpSpec::Forever { body: vec![compute(DurationUs::fixed(10_000.0), 0.0)] }],
+        affinity: None,
+        bind: false,
+        working_set_kib: Some(256),
+    }]
+}
+
+pub fn parallel(vcpus: u32, p: &ParallelParams, tag: &str) -> Vec<ThreadGroupSpec> {
+    let mut body = vec![compute(p.compute_us.clone(), p.mem_fraction)];
+    for k in 0..p.locks_per_iteration {
+        body.push(OpSpec::Lock { lock: format!("{tag}.lock{}", k % p.locks.max(1)), cs_us: p.cs_us.clone() });
+    }
+    let threads = p.threads.unwrap_or(vcpus);
+    if p.shootdown_every > 0 {
+        body.push(OpSpec::Every { n: p.shootdown_every as u64, body: vec![OpSpec::Shootdown { local_us: 1.0 }] });
+    }
+    if p.barrier_every > 0 {
+        body.push(OpSpec::Every {
+            n: p.barrier_every as u64,
+            body: vec![OpSpec::Barrier { barrier: format!("{tag}.barrier"), parties: threads, spin_us: p.barrier_spin_us }],
+        });
+    }
+    vec![ThreadGroupSpec {
+        threads,
+        program: repeat(p.iterations, body),
+        affinity: None,
+        bind: false,
+        working_set_kib: Some(p.working_set_kib),
+    }]
+}
+
+pub fn forkbench(p: &ForkbenchParams) -> Vec<ThreadGroupSpec> {
+    vec![ThreadGroupSpec {
+        threads: 1,
+        program: vec![OpSpec::Loop {
+            count: p.forks,
+            body: vec![
+                compute(DurationUs::fixed(p.fork_us), 0.0),
+                // COW remap of the parent's pages: flush the parent's mm everywhere it runs.
+                OpSpec::Shootdown { local_us: 1.0 },
+                OpSpec::Fork {
+                    body: vec![compute(DurationUs::fixed(p.child_us), 0.0)],
+                    share_mm: false,
+                    wait: true,
+                },
+            ],
+        }],
+        affinity: None,
+        bind: false,
+        working_set_kib: Some(64),
+    }]
+}
+
+pub fn hackbench(p: &HackbenchParams, tag: &str) -> Vec<ThreadGroupSpec> {
+    let mut groups = Vec::new();
+    for g in 0..p.groups {
+        for r in 0..p.fds {
+            // Receiver r of group g reads loops*fds messages from its pipe.
+            groups.push(ThreadGroupSpec {
+                threads: 1,
+                program: vec![OpSpec::Loop {
+                    count: p.loops * p.fds as u64,
+                    body: vec![
+                        OpSpec::Get { queue: format!("{tag}.g{g}.r{r}"), capacity: 64 },
+                        compute(DurationUs::fixed(p.msg_us), 0.0),
+                    ],
+                }],
+                affinity: p.affinity.clone(),
+                bind: false,
+                working_set_kib: Some(32),
+            });
+        }
+        // Each sender writes `loops` messages to every receiver of its group.
+        let mut send = Vec::new();
+        for r in 0..p.fds {
+            send.push(compute(DurationUs::fixed(p.msg_us), 0.0));
+            send.push(OpSpec::Put { queue: format!("{tag}.g{g}.r{r}"), capacity: 64 });
+        }
+        groups.push(ThreadGroupSpec {
+            threads: p.fds,
+            program: vec![OpSpec::Loop { count: p.loops, body: send }],
+            affinity: p.affinity.clone(),
+            bind: false,
+            working_set_kib: Some(32),
+        });
+    }
+    groups
+}
+
+pub fn rambench(p: &RambenchParams) -> Vec<ThreadGroupSpec> {
+    let mem = match p.pattern {
+        AccessPattern::Random => 1.0,
+        AccessPattern::Sequential => 0.5,
+    };
+    vec![ThreadGroupSpec {
+        threads: 1,
+        program: vec![OpSpec::Loop { count: p.passes, body: vec![compute(DurationUs::fixed(p.pass_us), mem)] }],
+        affinity: None,
+        bind: false,
+        working_set_kib: Some(p.mib.saturating_mul(1024).min(64 * 1024)),
+    }]
+}
+
+pub fn kbuild(vcpus: u32, p: &KbuildParams) -> Vec<ThreadGroupSpec> {
+    let jobs = p.jobs.unwrap_or(vcpus).max(1);
+    let per_job = (p.units + jobs as u64 - 1) / jobs as u64;
+    vec![ThreadGroupSpec {
+        threads: jobs,
+        program: vec![OpSpec::Loop {
+            count: per_job,
+            body: vec![
+                compute(DurationUs::fixed(p.make_us), 0.0),
+                OpSpec::Fork {
+                    body: vec![
+                        compute(p.compute_like(), 0.2),
+                        // exit_mmap / munmap of the compiler's mappings.
+                        OpSpec::Shootdown { local_us: 2.0 },
+                    ],
+                    share_mm: false,
+                    wait: true,
+                },
+            ],
+        }],
+        affinity: None,
+        bind: false,
+        working_set_kib: Some(2048),
+    }]
+}
+
+impl KbuildParams {
+    fn compute_like(&self) -> DurationUs {
+        self.compile_us.clone()
+    }
+}
+
+pub fn stream(vcpus: u32, p: &StreamParams, tag: &str) -> Vec<ThreadGroupSpec> {
+    let threads = p.threads.unwrap_or(vcpus).max(1);
+    let per_thread_kib = (3 * p.array_kib as u64 / threads as u64).max(1) as u32;
+    let us = per_thread_kib as f64 * p.ns_per_kib / 1000.0;
+    vec![ThreadGroupSpec {
+        threads,
+        program: vec![OpSpec::Loop {
+            count: p.iterations,
+            body: vec![
+                compute(DurationUs::fixed(us), 1.0),
+                OpSpec::Barrier { barrier: format!("{tag}.barrier"), parties: threads, spin_us: p.barrier_spin_us },
+            ],
+        }],
+        affinity: None,
+        bind: false,
+        working_set_kib: Some(per_thread_kib),
+    }]
+}
+
+/// Catalogue for `vmsched list`: (name, description, source).
+pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
+    vec![
+        ("hog", "one while(1) thread per vCPU", "seed 002 (Flex fairness runs)"),
+        ("parallel", "worker pool: compute, spinlock sections, TLB shootdowns, barriers (spin-then-block)", "seed 000 §2.1; Linux kernel/smp.c, arch/x86/mm/tlb.c"),
+        ("forkbench", "fork a child that exits at once, wait, repeat", "seed 004 §7.2"),
+        ("hackbench", "sender/receiver groups over pipes, optional guest affinity", "seed 004 §7.2; Linux hackbench"),
+        ("rambench", "memory-bound list/array traversal, NUMA-sensitive", "seed 004 §7.2"),
+        ("kbuild", "make -jN: many short-lived compiler processes", "seed 004 §7.2"),
+        ("stream", "STREAM-like array kernels with a barrier per iteration", "seed 003 §5; McCalpin STREAM"),
+        ("custom", "thread groups with programs in the op language", "docs/scenarios.md"),
+    ]
+}

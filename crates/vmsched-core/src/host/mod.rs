@@ -1,0 +1,215 @@
+//! Host model: pCPUs in sockets and NUMA nodes, a last-level cache per socket, and the costs
+//! the hardware and hypervisor impose (exits, world switches, IPIs, cache refill, remote memory).
+//!
+//! Models: topology as sockets x cores (no SMT); one LLC per socket; NUMA distances in ACPI
+//! SLIT units (10 = local); exit costs as fixed times per exit reason; a cache-warmth model in
+//! which a vCPU's working set is evicted by the time other vCPUs run on the pCPU it left.
+//! Leaves out: SMT siblings, frequency scaling, memory-bandwidth contention between pCPUs,
+//! per-instruction timing. Every cost is a named parameter; defaults and sources are listed in
+//! `docs/model.md` and next to each field.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Ns;
+
+/// Cost parameters. All times in nanoseconds unless the name says otherwise.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CostParams {
+    /// Hypervisor context switch from one vCPU to another (scheduler + state save/restore).
+    /// Source: seed 001 Table 1 (baseline Xen at peak): context switching is 7.28% of CPU at
+    /// 26,551 switches/s per core, i.e. 2.74 us per switch.
+    pub world_switch_ns: Ns,
+    /// A scheduler invocation that keeps the current vCPU (no switch). Estimate: the
+    /// `csched_schedule` path without the context switch, about a fifth of a full switch.
+    pub sched_call_ns: Ns,
+    /// Bare VM exit + entry round trip. Source: seed 004 Table 1, KVM vmmcall 2165 cycles
+    /// (about 0.9 us at 2.4 GHz).
+    pub exit_hypercall_ns: Ns,
+    /// Pause-loop exit incl. the spin handler (`kvm_vcpu_on_spin` scan). Estimate: round trip
+    /// plus a scan of the VM's vCPUs.
+    pub exit_ple_ns: Ns,
+    /// HLT exit and the block path. Estimate: round trip plus the block bookkeeping.
+    pub exit_hlt_ns: Ns,
+    /// External-interrupt exit (host timer, device interrupt) and virtual-interrupt injection.
+    pub exit_ext_intr_ns: Ns,
+    /// Guest IPI: APIC ICR write exit on the sender and the injection path.
+    pub exit_ipi_ns: Ns,
+    /// Exit to the device model in user space (port/MMIO I/O). Estimate.
+    pub exit_io_ns: Ns,
+    /// Physical IPI delivery latency between pCPUs (tickle, kick). Estimate.
+    pub phys_ipi_ns: Ns,
+    /// Guest function-call IPI handler on the target vCPU (entry, TLB flush, ack). Estimate.
+    pub ipi_handler_ns: Ns,
+    /// Guest device-interrupt handler (top half). Estimate.
+    pub irq_handler_ns: Ns,
+    /// Lock hand-off: the cache-line transfer from releaser to next owner. Estimate.
+    pub lock_handoff_ns: Ns,
+    /// Time to re-fetch one MiB of working set from memory (about 10 GB/s per core). Estimate.
+    pub cache_refill_ns_per_mib: Ns,
+    /// Time constant with which other vCPUs' run time evicts a vCPU's working set. Estimate.
+    pub cache_evict_tau_ns: Ns,
+    /// Fraction of a working set still warm after a move within the socket (LLC kept,
+    /// private L1/L2 lost).
+    pub same_socket_warmth: f64,
+    /// Refill from a remote socket's memory costs this much more.
+    pub cross_socket_refill_factor: f64,
+    /// Slowdown of memory-bound work per unit of (SLIT distance / 10 - 1).
+    pub numa_slowdown_per_distance: f64,
+}
+
+impl Default for CostParams {
+    fn default() -> Self {
+        CostParams {
+            world_switch_ns: 2_740,
+            sched_call_ns: 500,
+            exit_hypercall_ns: 900,
+            exit_ple_ns: 1_500,
+            exit_hlt_ns: 1_200,
+            exit_ext_intr_ns: 1_500,
+            exit_ipi_ns: 1_500,
+            exit_io_ns: 8_000,
+            phys_ipi_ns: 1_000,
+            ipi_handler_ns: 1_000,
+            irq_handler_ns: 2_000,
+            lock_handoff_ns: 100,
+            cache_refill_ns_per_mib: 100_000,
+            cache_evict_tau_ns: 3_000_000,
+            same_socket_warmth: 0.6,
+            cross_socket_refill_factor: 1.3,
+            numa_slowdown_per_distance: 1.0,
+        }
+    }
+}
+
+/// Exit reasons, for per-reason counts and costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ExitReason {
+    Ple,
+    Hlt,
+    ExtIntr,
+    Ipi,
+    Io,
+    Hypercall,
+}
+
+impl ExitReason {
+    pub const ALL: [ExitReason; 6] =
+        [ExitReason::Ple, ExitReason::Hlt, ExitReason::ExtIntr, ExitReason::Ipi, ExitReason::Io, ExitReason::Hypercall];
+    pub fn name(self) -> &'static str {
+        match self {
+            ExitReason::Ple => "ple",
+            ExitReason::Hlt => "hlt",
+            ExitReason::ExtIntr => "ext_intr",
+            ExitReason::Ipi => "ipi",
+            ExitReason::Io => "io",
+            ExitReason::Hypercall => "hypercall",
+        }
+    }
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl CostParams {
+    pub fn exit_ns(&self, r: ExitReason) -> Ns {
+        match r {
+            ExitReason::Ple => self.exit_ple_ns,
+            ExitReason::Hlt => self.exit_hlt_ns,
+            ExitReason::ExtIntr => self.exit_ext_intr_ns,
+            ExitReason::Ipi => self.exit_ipi_ns,
+            ExitReason::Io => self.exit_io_ns,
+            ExitReason::Hypercall => self.exit_hypercall_ns,
+        }
+    }
+}
+
+/// Host topology: pCPU i sits in socket i / cores_per_socket.
+#[derive(Debug, Clone)]
+pub struct Topology {
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    pub numa_nodes: u32,
+    /// SLIT distances, numa_nodes x numa_nodes.
+    pub distance: Vec<Vec<u32>>,
+    pub cpu_ghz: f64,
+}
+
+impl Topology {
+    pub fn new(sockets: u32, cores_per_socket: u32, numa_nodes: Option<u32>, distance: Option<Vec<Vec<u32>>>, cpu_ghz: f64) -> Self {
+        let nodes = numa_nodes.unwrap_or(sockets).max(1);
+        let distance = distance.unwrap_or_else(|| {
+            (0..nodes).map(|i| (0..nodes).map(|j| if i == j { 10 } else { 21 }).collect()).collect()
+        });
+        Topology { sockets, cores_per_socket, numa_nodes: nodes, distance, cpu_ghz }
+    }
+    pub fn n_pcpus(&self) -> usize {
+        (self.sockets * self.cores_per_socket) as usize
+    }
+    pub fn socket_of(&self, pcpu: usize) -> u32 {
+        pcpu as u32 / self.cores_per_socket
+    }
+    pub fn node_of(&self, pcpu: usize) -> u32 {
+        let per_node = (self.sockets / self.numa_nodes).max(1);
+        (self.socket_of(pcpu) / per_node).min(self.numa_nodes - 1)
+    }
+    pub fn cycles_to_ns(&self, cycles: u64) -> Ns {
+        ((cycles as f64) / self.cpu_ghz).round().max(1.0) as Ns
+    }
+    /// Speed of memory-bound work on `pcpu` with memory on `mem_node`: 1 / (1 + f*(d/10-1)*k).
+    pub fn mem_speed(&self, costs: &CostParams, pcpu: usize, mem_node: u32, mem_fraction: f64) -> f64 {
+        if mem_fraction <= 0.0 {
+            return 1.0;
+        }
+        let d = self.distance[self.node_of(pcpu) as usize][mem_node.min(self.numa_nodes - 1) as usize] as f64;
+        1.0 / (1.0 + mem_fraction * (d / 10.0 - 1.0).max(0.0) * costs.numa_slowdown_per_distance)
+    }
+}
+
+/// Warm fraction of a working set when a vCPU resumes on `to` after leaving `from`, while
+/// `foreign_ns` of other work ran on `from` since it left.
+pub fn cache_warmth(topo: &Topology, costs: &CostParams, from: usize, to: usize, foreign_ns: Ns) -> f64 {
+    let kept = (-(foreign_ns as f64) / costs.cache_evict_tau_ns.max(1) as f64).exp();
+    if from == to {
+        kept
+    } else if topo.socket_of(from) == topo.socket_of(to) {
+        costs.same_socket_warmth * kept
+    } else {
+        0.0
+    }
+}
+
+/// Time to refill the cold part of a working set of `ws_kib` KiB.
+pub fn refill_ns(topo: &Topology, costs: &CostParams, from: usize, to: usize, ws_kib: u32, warmth: f64) -> Ns {
+    let mib = ws_kib as f64 / 1024.0;
+    let mut t = mib * (1.0 - warmth) * costs.cache_refill_ns_per_mib as f64;
+    if topo.socket_of(from) != topo.socket_of(to) {
+        t *= costs.cross_socket_refill_factor;
+    }
+    t.round() as Ns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warmth_decays_with_foreign_work_and_is_lost_across_sockets() {
+        let topo = Topology::new(2, 4, None, None, 2.5);
+        let c = CostParams::default();
+        assert_eq!(cache_warmth(&topo, &c, 1, 1, 0), 1.0);
+        assert!(cache_warmth(&topo, &c, 1, 1, c.cache_evict_tau_ns) < 0.4);
+        assert!(cache_warmth(&topo, &c, 1, 2, 0) < 1.0);
+        assert_eq!(cache_warmth(&topo, &c, 1, 5, 0), 0.0);
+        assert!(refill_ns(&topo, &c, 1, 5, 1024, 0.0) > refill_ns(&topo, &c, 1, 2, 1024, 0.0));
+    }
+
+    #[test]
+    fn remote_memory_is_slower_for_memory_bound_work() {
+        let topo = Topology::new(2, 4, None, None, 2.5);
+        let c = CostParams::default();
+        assert_eq!(topo.mem_speed(&c, 0, 0, 1.0), 1.0);
+        assert!(topo.mem_speed(&c, 4, 0, 1.0) < 0.5);
+        assert_eq!(topo.mem_speed(&c, 4, 0, 0.0), 1.0);
+    }
+}

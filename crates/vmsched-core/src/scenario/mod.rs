@@ -1,0 +1,468 @@
+//! Scenario schema: what a user writes in a TOML file (or builds in Python).
+//!
+//! Models: the host (sockets x cores, NUMA distances, cost parameters), the hypervisor
+//! (scheduler name and parameters, pause-loop exiting), the VMs (vCPUs, weight, cap,
+//! pinning, memory node, guest kernel options) and their workloads (built-in templates or
+//! programs in the small op language of `guest::program`).
+//!
+//! Every time field carries its unit in its name (`_ns`, `_us`, `_ms`, `_cycles`). Parsing
+//! goes through `serde_path_to_error`, so type errors name the field path; `validate` adds the
+//! semantic checks. Defaults and their sources are documented in `docs/model.md`.
+
+mod validate;
+
+pub use validate::validate;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::host::CostParams;
+
+/// A scenario error: the dotted field path (`vms[1].vcpus`) and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub reason: String,
+}
+
+impl ScenarioError {
+    pub fn new(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        ScenarioError { path: path.into(), reason: reason.into() }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.reason)
+        } else {
+            write!(f, "{}: {}", self.path, self.reason)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default = "default_name")]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Stop after this much simulated time. Without it the run ends when every VM's
+    /// workload has finished (all VMs must then have finite workloads).
+    #[serde(default)]
+    pub duration_ms: Option<f64>,
+    /// Safety limit for run-to-completion scenarios.
+    #[serde(default = "default_max_duration_ms")]
+    pub max_duration_ms: f64,
+    pub host: HostSpec,
+    #[serde(default)]
+    pub hypervisor: HypervisorSpec,
+    pub vms: Vec<VmSpec>,
+}
+
+fn default_name() -> String {
+    "scenario".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_max_duration_ms() -> f64 {
+    600_000.0
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    #[serde(default = "one")]
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    /// NUMA nodes; sockets are spread evenly over them. Default: one node per socket.
+    #[serde(default)]
+    pub numa_nodes: Option<u32>,
+    /// ACPI SLIT-style distance table (10 = local). Default: 10 local, 21 remote.
+    #[serde(default)]
+    pub numa_distance: Option<Vec<Vec<u32>>>,
+    /// Clock rate used to turn PLE cycle counts into time.
+    #[serde(default = "default_ghz")]
+    pub cpu_ghz: f64,
+    #[serde(default)]
+    pub costs: CostParams,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_ghz() -> f64 {
+    2.5
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HypervisorSpec {
+    #[serde(default = "default_scheduler")]
+    pub scheduler: String,
+    /// Scheduler-specific parameters (see `vmsched list`); unknown keys are rejected.
+    #[serde(default)]
+    pub params: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub ple: PleSpec,
+}
+
+impl Default for HypervisorSpec {
+    fn default() -> Self {
+        HypervisorSpec { scheduler: default_scheduler(), params: BTreeMap::new(), ple: PleSpec::default() }
+    }
+}
+
+fn default_scheduler() -> String {
+    "credit".into()
+}
+
+/// Pause-loop exiting. Defaults are KVM's Intel values (`kvm_intel.ple_gap`, `ple_window`,
+/// `ple_window_grow`, `ple_window_shrink`, arch/x86/kvm/vmx/vmx.c and x86.h). Xen uses a fixed
+/// window (no grow/shrink); the credit scheduler sets `grow = 1` when not given.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PleSpec {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default = "default_ple_window")]
+    pub window_cycles: u64,
+    #[serde(default)]
+    pub grow: Option<u64>,
+    #[serde(default)]
+    pub shrink: u64,
+    #[serde(default = "default_ple_window_max")]
+    pub window_max_cycles: u64,
+    /// On a PLE exit, yield to a preempted sibling vCPU (KVM `kvm_vcpu_on_spin`).
+    /// Default: on for `cfs`; credit yields (Xen's SCHEDOP_yield) regardless.
+    #[serde(default)]
+    pub directed_yield: Option<bool>,
+}
+
+impl Default for PleSpec {
+    fn default() -> Self {
+        PleSpec {
+            enabled: true,
+            window_cycles: default_ple_window(),
+            grow: None,
+            shrink: 0,
+            window_max_cycles: default_ple_window_max(),
+            directed_yield: None,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_ple_window() -> u64 {
+    4096
+}
+fn default_ple_window_max() -> u64 {
+    u32::MAX as u64
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VmSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub vcpus: u32,
+    #[serde(default = "default_weight")]
+    pub weight: u32,
+    /// Cap in percent of one pCPU (Xen semantics); 0 = no cap.
+    #[serde(default)]
+    pub cap_pct: u32,
+    /// Hard affinity: `pin[i]` is the pCPU of vCPU i (all vCPUs must be listed).
+    #[serde(default)]
+    pub pin: Option<Vec<u32>>,
+    /// Home NUMA node of the VM's memory.
+    #[serde(default)]
+    pub memory_node: u32,
+    #[serde(default)]
+    pub guest: GuestSpec,
+    pub workloads: Vec<WorkloadSpec>,
+}
+
+fn default_weight() -> u32 {
+    256
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpinlockKind {
+    Ticket,
+    Tas,
+    Queued,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuestSpec {
+    #[serde(default = "default_spinlock")]
+    pub spinlock: SpinlockKind,
+    /// Guest scheduler time slice, in vCPU run time.
+    #[serde(default = "default_guest_slice_us")]
+    pub slice_us: f64,
+    /// Periodic guest load-balancing interval.
+    #[serde(default = "default_guest_balance_us")]
+    pub balance_interval_us: f64,
+    /// Guest timer tick period (HZ=250); only used with `tickless = false`.
+    #[serde(default = "default_tick_us")]
+    pub tick_us: f64,
+    #[serde(default = "yes")]
+    pub tickless: bool,
+    /// vCPU that receives device interrupts.
+    #[serde(default)]
+    pub irq_vcpu: u32,
+    /// Online vCPUs at start (default: all).
+    #[serde(default)]
+    pub online_vcpus: Option<u32>,
+}
+
+impl Default for GuestSpec {
+    fn default() -> Self {
+        GuestSpec {
+            spinlock: default_spinlock(),
+            slice_us: default_guest_slice_us(),
+            balance_interval_us: default_guest_balance_us(),
+            tick_us: default_tick_us(),
+            tickless: true,
+            irq_vcpu: 0,
+            online_vcpus: None,
+        }
+    }
+}
+
+fn default_spinlock() -> SpinlockKind {
+    SpinlockKind::Ticket
+}
+fn default_guest_slice_us() -> f64 {
+    3000.0
+}
+fn default_guest_balance_us() -> f64 {
+    4000.0
+}
+fn default_tick_us() -> f64 {
+    4000.0
+}
+
+/// A distribution of a duration in microseconds: a bare number is a fixed value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "dist", rename_all = "snake_case")]
+pub enum DurationUs {
+    Fixed { us: f64 },
+    Exp { mean_us: f64 },
+    Uniform { min_us: f64, max_us: f64 },
+    /// Log-normal with the given mean and coefficient of variation.
+    Lognormal { mean_us: f64, cv: f64 },
+}
+
+impl DurationUs {
+    pub fn fixed(us: f64) -> Self {
+        DurationUs::Fixed { us }
+    }
+    pub fn mean_us(&self) -> f64 {
+        match *self {
+            DurationUs::Fixed { us } => us,
+            DurationUs::Exp { mean_us } => mean_us,
+            DurationUs::Uniform { min_us, max_us } => 0.5 * (min_us + max_us),
+            DurationUs::Lognormal { mean_us, .. } => mean_us,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DurationUs {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+        enum Tagged {
+            Fixed { us: f64 },
+            Exp { mean_us: f64 },
+            Uniform { min_us: f64, max_us: f64 },
+            Lognormal { mean_us: f64, cv: f64 },
+        }
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = DurationUs;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number of microseconds or a table with `dist` = fixed|exp|uniform|lognormal")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<DurationUs, E> {
+                Ok(DurationUs::Fixed { us: v })
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<DurationUs, E> {
+                Ok(DurationUs::Fixed { us: v as f64 })
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<DurationUs, E> {
+                Ok(DurationUs::Fixed { us: v as f64 })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<DurationUs, A::Error> {
+                let t = Tagged::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(match t {
+                    Tagged::Fixed { us } => DurationUs::Fixed { us },
+                    Tagged::Exp { mean_us } => DurationUs::Exp { mean_us },
+                    Tagged::Uniform { min_us, max_us } => DurationUs::Uniform { min_us, max_us },
+                    Tagged::Lognormal { mean_us, cv } => DurationUs::Lognormal { mean_us, cv },
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One operation of a guest-thread program (see `guest::program`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum OpSpec {
+    /// Run on the CPU. `mem_fraction` of the work is memory-bound (remote-NUMA slowdown).
+    Compute {
+        us: DurationUs,
+        #[serde(default)]
+        mem_fraction: f64,
+    },
+    /// Take a guest spinlock, run the critical section with preemption disabled, release.
+    Lock { lock: String, cs_us: DurationUs },
+    /// Sleeping mutex: spin up to `spin_us` (adaptive), then block.
+    Mutex {
+        mutex: String,
+        cs_us: DurationUs,
+        #[serde(default)]
+        spin_us: f64,
+    },
+    /// Barrier over `parties` threads: spin up to `spin_us` (0 = pure blocking, as pthreads).
+    Barrier {
+        barrier: String,
+        parties: u32,
+        #[serde(default)]
+        spin_us: f64,
+    },
+    /// Bounded queue / pipe.
+    Put {
+        queue: String,
+        #[serde(default = "default_capacity")]
+        capacity: u32,
+    },
+    Get {
+        queue: String,
+        #[serde(default = "default_capacity")]
+        capacity: u32,
+    },
+    CondWait { cond: String },
+    CondSignal { cond: String },
+    /// TLB shootdown (munmap/mprotect-like): IPIs every vCPU running this address space.
+    Shootdown {
+        #[serde(default = "default_flush_us")]
+        local_us: f64,
+    },
+    /// Synchronous function-call IPI to all other online vCPUs (`smp_call_function`).
+    CallAll,
+    /// Block on a device for the given latency; completion raises an interrupt.
+    Io { us: DurationUs },
+    Sleep { us: DurationUs },
+    /// Fork a child (new address space unless `share_mm`), run `body` in it, wait for it.
+    Fork {
+        body: Vec<OpSpec>,
+        #[serde(default)]
+        share_mm: bool,
+        #[serde(default = "yes")]
+        wait: bool,
+    },
+    Loop { count: u64, body: Vec<OpSpec> },
+    /// Run `body` on every n-th pass through this op (per thread).
+    Every { n: u64, body: Vec<OpSpec> },
+    /// Loop forever.
+    Forever { body: Vec<OpSpec> },
+}
+
+fn default_capacity() -> u32 {
+    64
+}
+fn default_flush_us() -> f64 {
+    1.0
+}
+
+/// A group of threads sharing one program and (by default) one address space.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadGroupSpec {
+    #[serde(default = "one")]
+    pub threads: u32,
+    pub program: Vec<OpSpec>,
+    /// Guest CPU affinity: vCPU indices the threads may run on (default: all).
+    #[serde(default)]
+    pub affinity: Option<Vec<u32>>,
+    /// Bind thread i to vCPU `affinity[i % len]` (one vCPU each).
+    #[serde(default)]
+    pub bind: bool,
+    /// Working set per thread, for the cache-warmth model.
+    #[serde(default)]
+    pub working_set_kib: Option<u32>,
+}
+
+/// A workload: a built-in template (see `guest::workloads`) or custom thread groups.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WorkloadSpec {
+    Hog {
+        #[serde(default)]
+        threads: Option<u32>,
+    },
+    Parallel(crate::guest::workloads::ParallelParams),
+    Forkbench(crate::guest::workloads::ForkbenchParams),
+    Hackbench(crate::guest::workloads::HackbenchParams),
+    Rambench(crate::guest::workloads::RambenchParams),
+    Kbuild(crate::guest::workloads::KbuildParams),
+    Stream(crate::guest::workloads::StreamParams),
+    Custom {
+        groups: Vec<ThreadGroupSpec>,
+    },
+}
+
+impl WorkloadSpec {
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            WorkloadSpec::Hog { .. } => "hog",
+            WorkloadSpec::Parallel(_) => "parallel",
+            WorkloadSpec::Forkbench(_) => "forkbench",
+            WorkloadSpec::Hackbench(_) => "hackbench",
+            WorkloadSpec::Rambench(_) => "rambench",
+            WorkloadSpec::Kbuild(_) => "kbuild",
+            WorkloadSpec::Stream(_) => "stream",
+            WorkloadSpec::Custom { .. } => "custom",
+        }
+    }
+}
+
+/// Parse a TOML scenario; errors name the field path.
+pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
+    let de = toml::Deserializer::new(text);
+    let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let msg = inner.message().to_string();
+        ScenarioError::new(if path == "." { String::new() } else { path }, msg)
+    })?;
+    validate(&sc)?;
+    Ok(sc)
+}
+
+/// Parse a JSON scenario (the Python front end builds these); errors name the field path.
+pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let sc: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let msg = inner.to_string();
+        ScenarioError::new(if path == "." { String::new() } else { path }, msg)
+    })?;
+    validate(&sc)?;
+    Ok(sc)
+}
