@@ -4,10 +4,11 @@
 //! spinlocks, function-call IPIs, TLB shootdowns, blocking synchronisation, halt/wake) — so
 //! double-scheduling effects emerge from two schedulers acting on each other.
 
+pub mod catalog;
 pub mod engine;
 pub mod guest;
 pub mod host;
-pub mod scenario;
 pub mod hv;
+pub mod metrics;
+pub mod scenario;
 pub mod sim;
-pub mod catalog;

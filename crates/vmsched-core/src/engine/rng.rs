@@ -20,6 +20,7 @@ pub fn stream_seed(seed: u64, identity: &str) -> u64 {
     z ^ (z >> 31)
 }
 
+#[derive(Debug)]
 pub struct RngStream {
     rng: Pcg64Mcg,
     draws: u64,

@@ -1,4 +1,6 @@
-//! Guest kernels: one per VM. See `kernel.rs` for the model and its sources.
+//! Guest kernels: one per VM (`kernel`), the program language of guest threads (`program`),
+//! and the built-in workloads (`workloads`).
 
+pub mod kernel;
 pub mod program;
 pub mod workloads;

@@ -1,3 +1,4 @@
-//! The hypervisor: vCPU states, exits, virtual-interrupt delivery and the scheduler trait.
+//! The hypervisor: the machinery around vCPUs (`machine`) and the schedulers (`sched`).
 
+pub mod machine;
 pub mod sched;

@@ -1,10 +1,24 @@
-//! The simulation: the world state of host, hypervisor and guests, and the event loop.
-//! (Placeholder API while the model is being written; replaced by the full model.)
+//! The simulation: builds the world from a scenario and runs the event loop.
+//!
+//! The world is one struct (`World`) whose behaviour is split by layer: `hv::machine`
+//! (dispatch, exits, virtual interrupts, pause-loop exits, the scheduler boundary) and
+//! `guest::kernel` (threads, guest scheduler, synchronisation, IPIs). Every state change
+//! goes through those two files; `check` verifies the invariants after each event when asked.
 
-use serde::Serialize;
+mod check;
+pub mod state;
 
-use crate::engine::Ns;
-use crate::scenario::{Scenario, ScenarioError};
+use std::collections::BTreeMap;
+
+use crate::engine::{us_to_ns, EventQueue, Ns, RngStream, Timer, NS_PER_MS};
+use crate::guest::program::{Compiler, Names, Program};
+use crate::guest::workloads;
+use crate::host::{CostParams, Topology};
+use crate::hv::sched::{self, HvScheduler, SchedRequest, VcpuFacts, VmFacts};
+use crate::metrics::Histogram;
+pub use crate::metrics::results::Results;
+use crate::scenario::{OpSpec, Scenario, ScenarioError, ThreadGroupSpec, WorkloadSpec};
+use state::*;
 
 /// Front-end overrides of a scenario.
 #[derive(Debug, Clone, Default)]
@@ -29,46 +43,389 @@ impl std::fmt::Display for SimError {
 }
 impl std::error::Error for SimError {}
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Results {
-    pub schema_version: u32,
+#[derive(Debug, Clone)]
+pub(crate) enum Ev {
+    Exec(VcpuId),
+    Slice(PcpuId),
+    Resched(PcpuId),
+    SchedTimer(u64),
+    VipiArrive(VcpuId, IrqWork),
+    WakeThread(ThreadId),
+    IoComplete(ThreadId),
+    GuestBalance(VmId),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PleCfg {
+    pub enabled: bool,
+    pub window_cycles: u64,
+    pub grow: u64,
+    pub shrink: u64,
+    pub max_cycles: u64,
+}
+
+pub struct World {
+    pub(crate) q: EventQueue<Ev>,
+    pub(crate) topo: Topology,
+    pub(crate) costs: CostParams,
+    pub(crate) pcpus: Vec<Pcpu>,
+    pub(crate) vcpus: Vec<Vcpu>,
+    pub(crate) vms: Vec<Vm>,
+    pub(crate) threads: Vec<Thread>,
+    pub(crate) programs: Vec<Program>,
+    pub(crate) calls: Vec<IpiCall>,
+    pub(crate) sched: Option<Box<dyn HvScheduler>>,
+    pub(crate) facts: Vec<VcpuFacts>,
+    pub(crate) vm_facts: Vec<VmFacts>,
+    pub(crate) affinity: Vec<Option<Vec<PcpuId>>>,
+    pub(crate) pcpu_cur: Vec<Option<VcpuId>>,
+    pub(crate) requests: Vec<SchedRequest>,
+    pub(crate) sched_timers: BTreeMap<u64, Timer>,
+    pub(crate) ple: PleCfg,
+    pub(crate) seed: u64,
 }
 
 pub struct Simulation {
-    now: Ns,
+    w: World,
+    scenario: Scenario,
+    scheduler: String,
     horizon: Ns,
+    to_completion: bool,
+    check: bool,
+    done: bool,
+    finalized: bool,
+}
+
+fn expand(vm_vcpus: u32, w: &WorkloadSpec, tag: &str) -> Vec<ThreadGroupSpec> {
+    match w {
+        WorkloadSpec::Hog { threads } => workloads::hog(vm_vcpus, *threads),
+        WorkloadSpec::Parallel(p) => workloads::parallel(vm_vcpus, p, tag),
+        WorkloadSpec::Forkbench(p) => workloads::forkbench(p),
+        WorkloadSpec::Hackbench(p) => workloads::hackbench(p, tag),
+        WorkloadSpec::Rambench(p) => workloads::rambench(p),
+        WorkloadSpec::Kbuild(p) => workloads::kbuild(vm_vcpus, p),
+        WorkloadSpec::Stream(p) => workloads::stream(vm_vcpus, p, tag),
+        WorkloadSpec::Custom { groups } => groups.clone(),
+    }
+}
+
+fn runs_forever(ops: &[OpSpec]) -> bool {
+    ops.iter().any(|o| match o {
+        OpSpec::Forever { .. } => true,
+        OpSpec::Loop { body, .. } | OpSpec::Every { body, .. } | OpSpec::Fork { body, .. } => runs_forever(body),
+        _ => false,
+    })
 }
 
 impl Simulation {
-    pub fn new(sc: &Scenario, _ov: &Overrides) -> Result<Simulation, ScenarioError> {
-        let horizon = (sc.duration_ms.unwrap_or(sc.max_duration_ms) * 1e6) as Ns;
-        Ok(Simulation { now: 0, horizon })
+    pub fn new(sc: &Scenario, ov: &Overrides) -> Result<Simulation, ScenarioError> {
+        let scheduler = ov.scheduler.clone().unwrap_or_else(|| sc.hypervisor.scheduler.clone());
+        let seed = ov.seed.unwrap_or(sc.seed);
+        let params = if ov.scheduler.is_some() && ov.scheduler.as_deref() != Some(sc.hypervisor.scheduler.as_str()) {
+            BTreeMap::new()
+        } else {
+            sc.hypervisor.params.clone()
+        };
+        let sched = sched::build(&scheduler, &params, sc.hypervisor.ple.directed_yield)?;
+        let topo = Topology::new(sc.host.sockets, sc.host.cores_per_socket, sc.host.numa_nodes, sc.host.numa_distance.clone(), sc.host.cpu_ghz);
+        let costs = sc.host.costs.clone();
+        let n_p = topo.n_pcpus();
+        let pcpus = (0..n_p)
+            .map(|p| Pcpu { socket: topo.socket_of(p), node: topo.node_of(p), idle_since: Some(0), ..Default::default() })
+            .collect();
+        let ple_spec = &sc.hypervisor.ple;
+        let ple = PleCfg {
+            enabled: ple_spec.enabled,
+            window_cycles: ple_spec.window_cycles,
+            grow: ple_spec.grow.unwrap_or(if sched.ple_grows_by_default() { 2 } else { 1 }),
+            shrink: ple_spec.shrink,
+            max_cycles: ple_spec.window_max_cycles,
+        };
+        let mut w = World {
+            q: EventQueue::new(),
+            topo,
+            costs,
+            pcpus,
+            vcpus: Vec::new(),
+            vms: Vec::new(),
+            threads: Vec::new(),
+            programs: Vec::new(),
+            calls: Vec::new(),
+            sched: Some(sched),
+            facts: Vec::new(),
+            vm_facts: Vec::new(),
+            affinity: Vec::new(),
+            pcpu_cur: vec![None; n_p],
+            requests: Vec::new(),
+            sched_timers: BTreeMap::new(),
+            ple,
+            seed,
+        };
+        let mut to_completion = sc.duration_ms.is_none();
+        let mut global_vcpu = 0usize;
+        for (i, vs) in sc.vms.iter().enumerate() {
+            let vm_name = vs.name.clone().unwrap_or_else(|| format!("vm{i}"));
+            let online = vs.guest.online_vcpus.unwrap_or(vs.vcpus);
+            let mut vcpu_ids = Vec::new();
+            for k in 0..vs.vcpus {
+                let home = vs.pin.as_ref().map(|p| p[k as usize] as usize).unwrap_or(global_vcpu % n_p);
+                global_vcpu += 1;
+                let id = w.vcpus.len();
+                w.vcpus.push(Vcpu::new(i, k, home, k < online, ple.window_cycles));
+                w.affinity.push(vs.pin.as_ref().map(|p| vec![p[k as usize] as usize]));
+                vcpu_ids.push(id);
+            }
+            let mut names = Names::default();
+            let mut groups_all = Vec::new();
+            let mut finite = true;
+            for (j, wl) in vs.workloads.iter().enumerate() {
+                let tag = format!("w{j}");
+                for g in expand(vs.vcpus, wl, &tag) {
+                    finite &= !runs_forever(&g.program);
+                    groups_all.push((j, g));
+                }
+            }
+            let mut vm = Vm {
+                name: vm_name.clone(),
+                weight: vs.weight,
+                cap_pct: vs.cap_pct,
+                vcpus: vcpu_ids.clone(),
+                pin: vs.pin.as_ref().map(|p| p.iter().map(|&x| x as usize).collect()),
+                memory_node: vs.memory_node,
+                spinlock: vs.guest.spinlock,
+                slice_ns: us_to_ns(vs.guest.slice_us),
+                balance_ns: us_to_ns(vs.guest.balance_interval_us).max(1),
+                tick_ns: us_to_ns(vs.guest.tick_us).max(1),
+                tickless: vs.guest.tickless,
+                irq_vcpu: vs.guest.irq_vcpu,
+                threads: Vec::new(),
+                live_threads: 0,
+                finite,
+                finished_at: None,
+                locks: Vec::new(),
+                mutexes: Vec::new(),
+                barriers: Vec::new(),
+                queues: Vec::new(),
+                conds: Vec::new(),
+                next_mm: 0,
+                io_rng: RngStream::new(seed, &format!("{vm_name}/io")),
+                lock_wait: Histogram::default(),
+                vipi_latency: Histogram::default(),
+                balance_timer: Timer::default(),
+                ops: 0,
+            };
+            let mut placed = 0u32;
+            for (gi, (j, g)) in groups_all.iter().enumerate() {
+                let prog = Compiler { names: &mut names, programs: &mut w.programs }.compile(&g.program);
+                let mm = vm.next_mm;
+                vm.next_mm += 1;
+                let affinity = g.affinity.as_ref().map(|a| {
+                    let mut m = vec![false; vs.vcpus as usize];
+                    for &x in a {
+                        m[x as usize] = true;
+                    }
+                    m
+                });
+                for k in 0..g.threads {
+                    let (aff, home) = if g.bind {
+                        let list: Vec<u32> = g.affinity.clone().unwrap_or_else(|| (0..online).collect());
+                        let x = list[k as usize % list.len()];
+                        let mut m = vec![false; vs.vcpus as usize];
+                        m[x as usize] = true;
+                        (Some(m), x)
+                    } else {
+                        let home = match &g.affinity {
+                            Some(a) => a[k as usize % a.len()],
+                            None => placed % online,
+                        };
+                        (affinity.clone(), home)
+                    };
+                    placed += 1;
+                    let name = format!("{vm_name}/w{j}/g{gi}/t{k}");
+                    let tid = w.threads.len();
+                    let slots = w.programs[prog].slots;
+                    w.threads.push(Thread {
+                        vm: i,
+                        rng: RngStream::new(seed, &name),
+                        name,
+                        prog,
+                        pc: 0,
+                        slots: vec![0; slots],
+                        mm,
+                        vcpu: vcpu_ids[home as usize],
+                        affinity: aff,
+                        act: Activity::Ready,
+                        ws_kib: g.working_set_kib.unwrap_or(256),
+                        slice_used_ns: 0,
+                        parent: None,
+                        live_children: 0,
+                        waiting_children: false,
+                        lock_req_at: 0,
+                        pending_ns: 0,
+                        forks: 0,
+                        ops: 0,
+                    });
+                    vm.threads.push(tid);
+                    vm.live_threads += 1;
+                    w.vcpus[vcpu_ids[home as usize]].runq.push_back(tid);
+                }
+            }
+            for (name, &l) in &names.locks {
+                debug_assert_eq!(vm.locks.len(), l);
+                vm.locks.push(SpinLockObj {
+                    kind: vs.guest.spinlock,
+                    holder: None,
+                    waiters: Default::default(),
+                    rng: RngStream::new(seed, &format!("{vm_name}/lock/{name}")),
+                });
+            }
+            vm.mutexes = (0..names.mutexes.len()).map(|_| MutexObj::default()).collect();
+            let mut barriers: Vec<(usize, u32)> = names.barriers.values().copied().collect();
+            barriers.sort();
+            vm.barriers = barriers.into_iter().map(|(_, parties)| BarrierObj { parties, ..Default::default() }).collect();
+            let mut queues: Vec<(usize, u32)> = names.queues.values().copied().collect();
+            queues.sort();
+            vm.queues = queues.into_iter().map(|(_, capacity)| QueueObj { capacity, ..Default::default() }).collect();
+            vm.conds = (0..names.conds.len()).map(|_| CondObj::default()).collect();
+            if !vm.finite && sc.duration_ms.is_none() {
+                to_completion = false;
+            }
+            w.vm_facts.push(VmFacts { weight: vs.weight, cap_pct: vs.cap_pct, vcpus: vcpu_ids });
+            w.vms.push(vm);
+        }
+        w.facts = (0..w.vcpus.len()).map(|v| w.facts_of(v)).collect();
+        let horizon_ms = sc.duration_ms.unwrap_or(sc.max_duration_ms);
+        let horizon = (horizon_ms * NS_PER_MS as f64).round() as Ns;
+        w.start();
+        Ok(Simulation { w, scenario: sc.clone(), scheduler, horizon, to_completion, check: ov.check, done: false, finalized: false })
     }
+
+    /// Run until simulated time `t` (or the end of the run, whichever comes first).
     pub fn run_until(&mut self, t: Ns) -> Result<(), SimError> {
-        self.now = t.min(self.horizon);
+        let t = t.min(self.horizon);
+        while !self.done {
+            match self.w.q.peek_time() {
+                Some(at) if at <= t => {}
+                _ => break,
+            }
+            let (_, gen, ev) = self.w.q.pop().expect("peeked");
+            self.w.handle(ev, gen);
+            if self.check {
+                self.w.check().map_err(|m| SimError { at_ns: self.w.q.now(), message: m })?;
+            }
+            if self.to_completion && self.w.vms.iter().all(|vm| vm.finished_at.is_some()) {
+                self.done = true;
+            }
+        }
+        if !self.done {
+            self.w.q.advance_to(t.max(self.w.q.now()));
+            if t >= self.horizon {
+                self.done = true;
+            }
+        }
+        if self.done && !self.finalized {
+            self.finalized = true;
+            self.w.settle();
+            if self.check {
+                self.w.check_time_conservation().map_err(|m| SimError { at_ns: self.w.q.now(), message: m })?;
+            }
+        }
         Ok(())
     }
+
     pub fn run(&mut self) -> Result<Results, SimError> {
         self.run_until(self.horizon)?;
         Ok(self.results())
     }
     pub fn now_ns(&self) -> Ns {
-        self.now
+        self.w.q.now()
     }
     pub fn horizon_ns(&self) -> Ns {
         self.horizon
     }
     pub fn is_done(&self) -> bool {
-        self.now >= self.horizon
+        self.done
     }
     pub fn events_processed(&self) -> u64 {
-        0
+        self.w.q.events_popped()
     }
     pub fn results(&self) -> Results {
-        Results { schema_version: 1 }
+        crate::metrics::results::build(&self.w, &self.scenario, &self.scheduler)
+    }
+
+    /// Break an invariant on purpose (tests of the checker).
+    #[doc(hidden)]
+    pub fn corrupt_for_test(&mut self) {
+        if let Some(p) = self.w.pcpus.iter().position(|p| p.cur.is_some()) {
+            let v = self.w.pcpus[p].cur.unwrap();
+            let other = (p + 1) % self.w.pcpus.len();
+            self.w.pcpus[other].cur = Some(v);
+        } else {
+            self.w.pcpus[0].cur = Some(0);
+        }
+    }
+
+    /// Work draws of every guest thread so far (tests of common random numbers).
+    #[doc(hidden)]
+    pub fn thread_draws(&self) -> Vec<(String, u64)> {
+        self.w.threads.iter().map(|t| (t.name.clone(), t.rng.draws())).collect()
     }
 }
 
 pub fn results_json(r: &Results) -> String {
     serde_json::to_string_pretty(r).expect("results serialise")
+}
+
+impl World {
+    pub(crate) fn now(&self) -> Ns {
+        self.q.now()
+    }
+
+    fn start(&mut self) {
+        self.with_sched(|s, view| s.init(view));
+        for v in 0..self.vcpus.len() {
+            if self.vcpus[v].online && !self.vcpus[v].runq.is_empty() {
+                self.hv_wake(v);
+            }
+        }
+        for vm in 0..self.vms.len() {
+            let at = self.vms[vm].balance_ns;
+            self.q.arm(&mut self.vms[vm].balance_timer, at, Ev::GuestBalance(vm));
+        }
+    }
+
+    fn handle(&mut self, ev: Ev, gen: u32) {
+        match ev {
+            Ev::Exec(v) => {
+                if self.vcpus[v].exec_timer.fire(gen) {
+                    self.on_exec_timer(v);
+                }
+            }
+            Ev::Slice(p) => {
+                if self.pcpus[p].slice_timer.fire(gen) {
+                    self.schedule(p, sched::Reason::Timer);
+                }
+            }
+            Ev::Resched(p) => {
+                if self.pcpus[p].resched_pending {
+                    self.pcpus[p].resched_pending = false;
+                    self.schedule(p, sched::Reason::Timer);
+                }
+            }
+            Ev::SchedTimer(id) => {
+                let fire = self.sched_timers.get_mut(&id).map_or(false, |t| t.fire(gen));
+                if fire {
+                    self.with_sched(|s, view| s.timer(view, id));
+                }
+            }
+            Ev::VipiArrive(v, work) => self.vipi_arrive(v, work),
+            Ev::WakeThread(t) => self.wake_thread(t, None),
+            Ev::IoComplete(t) => self.io_complete(t),
+            Ev::GuestBalance(vm) => {
+                if self.vms[vm].balance_timer.fire(gen) {
+                    self.guest_balance(vm);
+                }
+            }
+        }
+    }
 }

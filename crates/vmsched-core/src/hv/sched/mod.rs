@@ -1,9 +1,204 @@
-//! Hypervisor schedulers (data plane), one file per policy.
+//! The hypervisor scheduler interface (data plane) and its registry. One file per policy.
+//!
+//! The hooks mirror a real hypervisor scheduler's (Xen `struct scheduler` in
+//! `xen/common/sched/private.h`; Linux `struct sched_class`): wake, sleep, do_schedule (pick
+//! next for a pCPU and its slice), yield and directed yield, its own timers (ticks,
+//! accounting), pause-loop exits, and changes of weight/cap/online vCPUs. A policy never
+//! touches simulator internals: it reads a `SchedView` and asks for effects (tickle a pCPU,
+//! arm a timer) through it.
+
+pub mod cfs;
+pub mod credit;
+pub mod rr;
+
+use std::collections::BTreeMap;
+
+use crate::engine::Ns;
+use crate::host::Topology;
+use crate::scenario::ScenarioError;
+use crate::sim::state::{PcpuId, RunState, VcpuId, VmId};
+
+/// Read-only facts about one vCPU that a policy may use.
+#[derive(Debug, Clone, Copy)]
+pub struct VcpuFacts {
+    pub vm: VmId,
+    pub idx: u32,
+    pub run: RunState,
+    pub last_pcpu: PcpuId,
+    /// KVM's view: descheduled while runnable (`vcpu->preempted`/`ready`).
+    pub preempted: bool,
+    pub preempted_in_kernel: bool,
+    /// Spinning in a PLE-visible loop right now.
+    pub spinning: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct VmFacts {
+    pub weight: u32,
+    pub cap_pct: u32,
+    pub vcpus: Vec<VcpuId>,
+}
+
+/// Effects a policy asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedRequest {
+    /// Run the scheduler on this pCPU soon (a physical IPI if remote).
+    Tickle(PcpuId),
+    /// Call `timer(id)` at this time.
+    Timer { id: u64, at: Ns },
+}
+
+pub struct SchedView<'a> {
+    pub now: Ns,
+    pub topo: &'a Topology,
+    pub vcpus: &'a [VcpuFacts],
+    pub vms: &'a [VmFacts],
+    /// Hard affinity per vCPU (`None` = all pCPUs).
+    pub affinity: &'a [Option<Vec<PcpuId>>],
+    /// The vCPU each pCPU runs now.
+    pub pcpu_cur: &'a [Option<VcpuId>],
+    pub requests: &'a mut Vec<SchedRequest>,
+}
+
+impl<'a> SchedView<'a> {
+    pub fn n_pcpus(&self) -> usize {
+        self.pcpu_cur.len()
+    }
+    pub fn allowed(&self, v: VcpuId, p: PcpuId) -> bool {
+        self.affinity[v].as_ref().map_or(true, |a| a.contains(&p))
+    }
+    pub fn tickle(&mut self, p: PcpuId) {
+        self.requests.push(SchedRequest::Tickle(p));
+    }
+    pub fn arm(&mut self, id: u64, at: Ns) {
+        self.requests.push(SchedRequest::Timer { id, at });
+    }
+    pub fn is_idle(&self, p: PcpuId) -> bool {
+        self.pcpu_cur[p].is_none()
+    }
+}
+
+/// What `do_schedule` decided for a pCPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub next: Option<VcpuId>,
+    /// When to call the scheduler again on this pCPU (None: only on an event).
+    pub slice_ns: Option<Ns>,
+}
+
+/// Why `do_schedule` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// Slice timer expired, or a tickle.
+    Timer,
+    /// The current vCPU blocked (HLT) or went offline.
+    Block,
+    /// The current vCPU yields (PLE exit, `SCHEDOP_yield`).
+    Yield,
+}
+
+pub trait HvScheduler {
+    fn name(&self) -> &'static str;
+    /// Called once before the run with all vCPUs blocked or offline.
+    fn init(&mut self, view: &mut SchedView);
+    /// `v` became runnable (woken from HLT, or brought online). It is not running.
+    fn wake(&mut self, view: &mut SchedView, v: VcpuId);
+    /// `v` stopped being runnable while queued (not running): drop it from runqueues.
+    fn sleep(&mut self, view: &mut SchedView, v: VcpuId);
+    /// Pick what pCPU `p` runs next. `prev` is the vCPU that ran there (if any) and whether it
+    /// is still runnable; a runnable `prev` that is not picked must be queued again.
+    fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision;
+    /// A timer armed with `SchedView::arm` fired.
+    fn timer(&mut self, _view: &mut SchedView, _id: u64) {}
+    /// A pause-loop exit of running vCPU `v`. Return true to reschedule its pCPU with
+    /// `Reason::Yield`.
+    fn pause_exit(&mut self, view: &mut SchedView, v: VcpuId) -> bool;
+    /// Whether PLE windows grow on each exit by default (KVM: yes; Xen: fixed window).
+    fn ple_grows_by_default(&self) -> bool {
+        false
+    }
+    /// Directed-yield statistics: (attempted, successful).
+    fn yield_stats(&self) -> (u64, u64) {
+        (0, 0)
+    }
+}
+
+/// Scheduler parameters from the scenario: typed look-ups that reject unknown keys.
+pub struct Params<'a> {
+    map: &'a BTreeMap<String, toml::Value>,
+    used: Vec<&'static str>,
+}
+
+impl<'a> Params<'a> {
+    pub fn new(map: &'a BTreeMap<String, toml::Value>) -> Self {
+        Params { map, used: Vec::new() }
+    }
+    fn path(key: &str) -> String {
+        format!("hypervisor.params.{key}")
+    }
+    pub fn f64(&mut self, key: &'static str, default: f64, min: f64, max: f64) -> Result<f64, ScenarioError> {
+        self.used.push(key);
+        let v = match self.map.get(key) {
+            None => return Ok(default),
+            Some(toml::Value::Integer(i)) => *i as f64,
+            Some(toml::Value::Float(f)) => *f,
+            Some(other) => return Err(ScenarioError::new(Self::path(key), format!("expected a number, found {}", other.type_str()))),
+        };
+        if !v.is_finite() || v < min || v > max {
+            return Err(ScenarioError::new(Self::path(key), format!("must lie in [{min}, {max}], got {v}")));
+        }
+        Ok(v)
+    }
+    pub fn bool(&mut self, key: &'static str, default: bool) -> Result<bool, ScenarioError> {
+        self.used.push(key);
+        match self.map.get(key) {
+            None => Ok(default),
+            Some(toml::Value::Boolean(b)) => Ok(*b),
+            Some(other) => Err(ScenarioError::new(Self::path(key), format!("expected true or false, found {}", other.type_str()))),
+        }
+    }
+    /// Reject keys the policy did not ask for.
+    pub fn finish(self, policy: &str) -> Result<(), ScenarioError> {
+        for k in self.map.keys() {
+            if !self.used.contains(&k.as_str()) {
+                return Err(ScenarioError::new(
+                    Self::path(k),
+                    format!("unknown parameter for scheduler `{policy}` (known: {})", self.used.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Build a scheduler by name.
+pub fn build(name: &str, params: &BTreeMap<String, toml::Value>, directed_yield: Option<bool>) -> Result<Box<dyn HvScheduler>, ScenarioError> {
+    let mut p = Params::new(params);
+    let s: Box<dyn HvScheduler> = match name {
+        "credit" => Box::new(credit::Credit::from_params(&mut p)?),
+        "cfs" => Box::new(cfs::Cfs::from_params(&mut p, directed_yield.unwrap_or(true))?),
+        "rr" => Box::new(rr::RoundRobin::from_params(&mut p)?),
+        other => {
+            let known: Vec<&str> = catalog().iter().map(|c| c.0).collect();
+            return Err(ScenarioError::new("hypervisor.scheduler", format!("unknown scheduler `{other}` (known: {})", known.join(", "))));
+        }
+    };
+    p.finish(name)?;
+    Ok(s)
+}
 
 pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
     vec![
-        ("credit", "Xen credit1: 30 ms slice, 10 ms tick, BOOST/UNDER/OVER, work stealing, caps, ratelimit", "xen/common/sched/credit.c; reference §1"),
-        ("cfs", "Linux CFS as KVM's host scheduler: vruntime per pCPU, per-VM cgroup weights, load balancing, PLE + directed yield", "kernel/sched/fair.c, virt/kvm/kvm_main.c; reference §4-5"),
-        ("rr", "global round robin with a fixed slice (teaching, cross-checks)", "textbook"),
+        (
+            "credit",
+            "Xen credit1: 30 ms slice, 10 ms tick, 30 ms accounting, BOOST/UNDER/OVER, work stealing, caps, ratelimit",
+            "xen/common/sched/credit.c; reference/hypervisor-mechanisms.md §1",
+        ),
+        (
+            "cfs",
+            "Linux CFS as KVM's host scheduler: per-pCPU vruntime, per-VM cgroup weights, wake-up preemption, load balancing, PLE + directed yield",
+            "kernel/sched/fair.c, virt/kvm/kvm_main.c; reference §4-5",
+        ),
+        ("rr", "global round robin with a fixed slice (teaching, cross-checks)", "textbook round robin"),
     ]
 }

@@ -1,0 +1,673 @@
+//! The guest kernel of each VM: guest threads running programs on vCPUs, a guest scheduler,
+//! synchronisation and inter-processor interrupts.
+//!
+//! Models (Linux guest, reference §4.9-4.10):
+//! - per-vCPU runqueues, round robin with a time slice counted in vCPU run time (Linux with
+//!   steal-time accounting charges a task only for time its vCPU really ran), wake-up placement
+//!   (previous vCPU if idle, else an idle vCPU, else the previous one — `select_task_rq`),
+//!   new-idle pulls and periodic balancing, CPU affinity masks, offline vCPUs skipped;
+//! - an idle vCPU executes HLT at once (tickless idle);
+//! - spinlocks: ticket and queued locks hand over in FIFO order, so a waiter whose vCPU is
+//!   descheduled stalls everyone behind it (lock-waiter preemption); test-and-set lets any
+//!   running spinner take a free lock. Critical sections run with guest preemption disabled,
+//!   but the hypervisor may still preempt the vCPU (lock-holder preemption);
+//! - `smp_call_function_many` with wait: the sender spins (preemption off) until every target
+//!   ran the handler; TLB shootdowns target the vCPUs currently running a thread of the same
+//!   address space (idle/lazy vCPUs skipped);
+//! - blocking mutex (optional optimistic spin), barrier (spin-then-block or pure blocking),
+//!   condition variable, bounded queue; waking a thread onto an idle vCPU sends a reschedule
+//!   IPI (an exit on the sender, a wake of the halted target);
+//! - I/O: an I/O exit, then a device latency, then a device interrupt on the VM's irq vCPU
+//!   whose handler wakes the thread.
+//!
+//! Leaves out: the guest timer tick while busy (slice ends are exact), guest context-switch
+//! cost, priorities/nice inside the guest, RCU, page faults.
+
+use crate::engine::{us_to_ns, Ns};
+use crate::guest::program::Instr;
+use crate::host::ExitReason;
+use crate::scenario::{DurationUs, SpinlockKind};
+use crate::sim::state::*;
+use crate::sim::{Ev, World};
+
+fn draw(rng: &mut crate::engine::RngStream, d: &DurationUs) -> Ns {
+    let us = match *d {
+        DurationUs::Fixed { us } => us,
+        DurationUs::Exp { mean_us } => rng.exp(mean_us),
+        DurationUs::Uniform { min_us, max_us } => min_us + (max_us - min_us) * rng.uniform(),
+        DurationUs::Lognormal { mean_us, cv } => rng.lognormal(mean_us, cv),
+    };
+    us_to_ns(us)
+}
+
+const MAX_INSTRS_PER_STEP: u32 = 100_000;
+
+impl World {
+    fn running_cur(&self, t: ThreadId) -> Option<VcpuId> {
+        let v = self.threads[t].vcpu;
+        (self.vcpus[v].cur == Some(t) && self.vcpus[v].running_on().is_some()).then_some(v)
+    }
+
+    /// Change what thread `t` does; if it is on a running vCPU, account and re-arm first.
+    fn set_act(&mut self, t: ThreadId, act: Activity) {
+        match self.running_cur(t) {
+            Some(v) => {
+                self.advance(v);
+                self.threads[t].act = act;
+                self.arm_exec(v);
+            }
+            None => self.threads[t].act = act,
+        }
+    }
+
+    /// A vCPU with no current thread picks one (its runqueue, else a new-idle pull), or halts.
+    pub(crate) fn guest_pick(&mut self, v: VcpuId) {
+        debug_assert!(self.vcpus[v].cur.is_none());
+        let next = self.vcpus[v].runq.pop_front().or_else(|| self.newidle_pull(v));
+        match next {
+            Some(t) => {
+                self.threads[t].vcpu = v;
+                self.threads[t].slice_used_ns = 0;
+                self.vcpus[v].cur = Some(t);
+                self.resume_spinner(v);
+                self.arm_exec(v);
+            }
+            None => self.start_halt(v),
+        }
+    }
+
+    fn newidle_pull(&mut self, v: VcpuId) -> Option<ThreadId> {
+        let vm = self.vcpus[v].vm;
+        let idx = self.vcpus[v].idx;
+        let mut best: Option<(usize, VcpuId)> = None;
+        for &u in &self.vms[vm].vcpus {
+            if u == v || !self.vcpus[u].online {
+                continue;
+            }
+            let n = self.vcpus[u].runq.len();
+            if n > 0 && best.map_or(true, |(bn, _)| n > bn) {
+                best = Some((n, u));
+            }
+        }
+        let (_, u) = best?;
+        let pos = self.vcpus[u].runq.iter().rposition(|&t| self.threads[t].allowed(idx))?;
+        self.vcpus[u].runq.remove(pos)
+    }
+
+    /// Guest slice expired: the current thread goes to the back of its runqueue.
+    pub(crate) fn guest_preempt(&mut self, v: VcpuId) {
+        let Some(t) = self.vcpus[v].cur.take() else { return };
+        self.vcpus[v].runq.push_back(t);
+        self.guest_pick(v);
+    }
+
+    /// A thread that was spinning on a test-and-set lock may take it as soon as it runs again.
+    pub(crate) fn resume_spinner(&mut self, v: VcpuId) {
+        let Some(t) = self.vcpus[v].cur else { return };
+        if let Activity::SpinLock { lock, since } = self.threads[t].act {
+            let vm = self.threads[t].vm;
+            let l = &mut self.vms[vm].locks[lock];
+            if l.kind == SpinlockKind::Tas && l.holder.is_none() {
+                l.holder = Some(t);
+                l.waiters.retain(|&x| x != t);
+                self.threads[t].act = Activity::LockGranted { lock, left: self.costs.lock_handoff_ns, since };
+            }
+        }
+    }
+
+    /// Thread `t` leaves its vCPU to wait; the vCPU picks something else.
+    fn block(&mut self, t: ThreadId) {
+        let v = self.threads[t].vcpu;
+        if self.vcpus[v].cur == Some(t) {
+            self.advance(v);
+            self.threads[t].act = Activity::Blocked;
+            self.vcpus[v].cur = None;
+            self.guest_pick(v);
+        } else {
+            self.threads[t].act = Activity::Blocked;
+        }
+    }
+
+    /// The vCPU a waking thread goes to (`select_task_rq`).
+    fn select_vcpu(&self, t: ThreadId) -> VcpuId {
+        let th = &self.threads[t];
+        let vm = &self.vms[th.vm];
+        let ok = |u: VcpuId| self.vcpus[u].online && th.allowed(self.vcpus[u].idx);
+        let idle = |u: VcpuId| ok(u) && self.vcpus[u].cur.is_none() && self.vcpus[u].runq.is_empty();
+        let prev = th.vcpu;
+        if idle(prev) {
+            return prev;
+        }
+        let n = vm.vcpus.len();
+        let start = self.vcpus[prev].idx as usize;
+        for i in 1..=n {
+            let u = vm.vcpus[(start + i) % n];
+            if idle(u) {
+                return u;
+            }
+        }
+        if ok(prev) {
+            return prev;
+        }
+        vm.vcpus.iter().copied().find(|&u| ok(u)).unwrap_or(prev)
+    }
+
+    /// Make a blocked thread runnable. `waker` is the vCPU whose code woke it (it pays the
+    /// reschedule IPI), or None for a timer or device.
+    pub(crate) fn wake_thread(&mut self, t: ThreadId, waker: Option<VcpuId>) {
+        if self.threads[t].act == Activity::Blocked {
+            self.threads[t].act = Activity::Ready;
+        }
+        let u = self.select_vcpu(t);
+        self.threads[t].vcpu = u;
+        self.vcpus[u].runq.push_back(t);
+        if self.vcpus[u].cur.is_some() {
+            return;
+        }
+        if let Some(w) = waker {
+            if w != u {
+                self.charge_exit(w, ExitReason::Ipi);
+            }
+        }
+        match self.vcpus[u].run {
+            RunState::Blocked => self.hv_wake(u),
+            RunState::Running(_) => {
+                self.advance(u);
+                self.arm_exec(u);
+            }
+            _ => {}
+        }
+    }
+
+    /// Execute thread `t`'s program until it starts something that takes time or blocks.
+    pub(crate) fn step(&mut self, t: ThreadId) {
+        let v = self.threads[t].vcpu;
+        for _ in 0..MAX_INSTRS_PER_STEP {
+            let th = &mut self.threads[t];
+            let instr = self.programs[th.prog].code[th.pc].clone();
+            th.pc += 1;
+            match instr {
+                Instr::Compute { us, mem_fraction } => {
+                    let ns = draw(&mut th.rng, &us);
+                    th.ops += 1;
+                    self.vms[th.vm].ops += 1;
+                    return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction, then: AfterCompute::Next });
+                }
+                Instr::Lock { lock, cs_us } => {
+                    th.pending_ns = draw(&mut th.rng, &cs_us);
+                    return self.lock_acquire(t, lock);
+                }
+                Instr::Mutex { mutex, cs_us, spin_us } => {
+                    th.pending_ns = draw(&mut th.rng, &cs_us);
+                    return self.mutex_acquire(t, mutex, us_to_ns(spin_us));
+                }
+                Instr::Barrier { barrier, spin_us } => {
+                    if self.barrier_arrive(t, barrier, us_to_ns(spin_us)) {
+                        return;
+                    }
+                }
+                Instr::Put { queue } => {
+                    if self.queue_put(t, queue) {
+                        return;
+                    }
+                }
+                Instr::Get { queue } => {
+                    if self.queue_get(t, queue) {
+                        return;
+                    }
+                }
+                Instr::CondWait { cond } => {
+                    let vm = th.vm;
+                    self.vms[vm].conds[cond].waiters.push_back(t);
+                    return self.block(t);
+                }
+                Instr::CondSignal { cond } => {
+                    let vm = th.vm;
+                    if let Some(w) = self.vms[vm].conds[cond].waiters.pop_front() {
+                        self.wake_thread(w, Some(v));
+                    }
+                }
+                Instr::Shootdown { local_us } => {
+                    let ns = us_to_ns(local_us);
+                    return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction: 0.0, then: AfterCompute::SendShootdown });
+                }
+                Instr::CallAll => {
+                    let vm = th.vm;
+                    let targets: Vec<VcpuId> =
+                        self.vms[vm].vcpus.iter().copied().filter(|&u| u != v && self.vcpus[u].online).collect();
+                    if self.send_call(t, targets) {
+                        return;
+                    }
+                }
+                Instr::Io { us } => {
+                    let ns = draw(&mut self.vms[th.vm].io_rng, &us);
+                    self.charge_exit(v, ExitReason::Io);
+                    let at = self.now() + ns;
+                    self.q.push(at, Ev::IoComplete(t));
+                    return self.block(t);
+                }
+                Instr::Sleep { us } => {
+                    let ns = draw(&mut th.rng, &us);
+                    let at = self.now() + ns;
+                    self.q.push(at, Ev::WakeThread(t));
+                    return self.block(t);
+                }
+                Instr::Fork { prog, share_mm, wait } => {
+                    self.fork(t, prog, share_mm);
+                    if wait {
+                        self.threads[t].waiting_children = true;
+                        return self.block(t);
+                    }
+                }
+                Instr::LoopStart { slot, count, end } => {
+                    if count == 0 {
+                        th.pc = end;
+                    } else {
+                        th.slots[slot] = count;
+                    }
+                }
+                Instr::LoopEnd { slot, start } => {
+                    th.slots[slot] -= 1;
+                    if th.slots[slot] > 0 {
+                        th.pc = start;
+                    }
+                }
+                Instr::Every { slot, n, end } => {
+                    th.slots[slot] += 1;
+                    if th.slots[slot] % n != 0 {
+                        th.pc = end;
+                    }
+                }
+                Instr::Jump { to } => th.pc = to,
+                Instr::Exit => return self.thread_exit(t),
+            }
+        }
+        // A program that loops without doing anything: give it a token of work so time moves.
+        self.set_act(t, Activity::Compute { left: 1000.0, mem_fraction: 0.0, then: AfterCompute::Next });
+    }
+
+    pub(crate) fn compute_done(&mut self, t: ThreadId, then: AfterCompute) {
+        self.threads[t].act = Activity::Ready;
+        match then {
+            AfterCompute::Next => {}
+            AfterCompute::ReleaseLock(l) => self.lock_release(t, l),
+            AfterCompute::ReleaseMutex(m) => self.mutex_release(t, m),
+            AfterCompute::SendShootdown => {
+                let v = self.threads[t].vcpu;
+                let vm = self.threads[t].vm;
+                let mm = self.threads[t].mm;
+                let targets: Vec<VcpuId> = self.vms[vm]
+                    .vcpus
+                    .iter()
+                    .copied()
+                    .filter(|&u| u != v && self.vcpus[u].online && self.vcpus[u].cur.map_or(false, |x| self.threads[x].mm == mm))
+                    .collect();
+                if self.send_call(t, targets) {
+                    return;
+                }
+            }
+        }
+        self.step(t);
+    }
+
+    // ---- spinlocks ----
+
+    fn lock_acquire(&mut self, t: ThreadId, lock: usize) {
+        let now = self.now();
+        let vm = self.threads[t].vm;
+        self.threads[t].lock_req_at = now;
+        let l = &mut self.vms[vm].locks[lock];
+        let free = l.holder.is_none() && (l.waiters.is_empty() || l.kind == SpinlockKind::Tas);
+        if free {
+            l.holder = Some(t);
+            self.vms[vm].lock_wait.record(0);
+            let cs = self.threads[t].pending_ns as f64;
+            self.set_act(t, Activity::Compute { left: cs, mem_fraction: 0.0, then: AfterCompute::ReleaseLock(lock) });
+        } else {
+            l.waiters.push_back(t);
+            let v = self.threads[t].vcpu;
+            self.advance(v);
+            self.vcpus[v].ple_spun_ns = 0;
+            self.set_act(t, Activity::SpinLock { lock, since: now });
+        }
+    }
+
+    fn lock_release(&mut self, t: ThreadId, lock: usize) {
+        let vm = self.threads[t].vm;
+        let l = &mut self.vms[vm].locks[lock];
+        debug_assert_eq!(l.holder, Some(t));
+        l.holder = None;
+        let next = match l.kind {
+            SpinlockKind::Ticket | SpinlockKind::Queued => l.waiters.pop_front(),
+            SpinlockKind::Tas => {
+                let running: Vec<usize> = l
+                    .waiters
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &w)| {
+                        let u = self.threads[w].vcpu;
+                        self.vcpus[u].cur == Some(w) && self.vcpus[u].running_on().is_some()
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                if running.is_empty() {
+                    None
+                } else {
+                    let i = running[l.rng.below(running.len())];
+                    l.waiters.remove(i)
+                }
+            }
+        };
+        if let Some(w) = next {
+            self.vms[vm].locks[lock].holder = Some(w);
+            let since = match self.threads[w].act {
+                Activity::SpinLock { since, .. } => since,
+                _ => self.now(),
+            };
+            self.set_act(w, Activity::LockGranted { lock, left: self.costs.lock_handoff_ns, since });
+        }
+    }
+
+    pub(crate) fn enter_critical_section(&mut self, t: ThreadId, lock: usize) {
+        let vm = self.threads[t].vm;
+        let wait = self.now() - self.threads[t].lock_req_at;
+        self.vms[vm].lock_wait.record(wait);
+        let cs = self.threads[t].pending_ns as f64;
+        self.set_act(t, Activity::Compute { left: cs, mem_fraction: 0.0, then: AfterCompute::ReleaseLock(lock) });
+    }
+
+    // ---- mutex ----
+
+    fn mutex_acquire(&mut self, t: ThreadId, m: usize, spin_ns: Ns) {
+        let vm = self.threads[t].vm;
+        let mx = &mut self.vms[vm].mutexes[m];
+        if mx.holder.is_none() {
+            mx.holder = Some(t);
+            let cs = self.threads[t].pending_ns as f64;
+            self.set_act(t, Activity::Compute { left: cs, mem_fraction: 0.0, then: AfterCompute::ReleaseMutex(m) });
+        } else if spin_ns > 0 {
+            mx.spinners.push(t);
+            let now = self.now();
+            self.set_act(t, Activity::MutexSpin { mutex: m, left: spin_ns, since: now });
+        } else {
+            mx.sleepers.push_back(t);
+            self.block(t);
+        }
+    }
+
+    fn mutex_release(&mut self, t: ThreadId, m: usize) {
+        let vm = self.threads[t].vm;
+        let v = self.threads[t].vcpu;
+        let mx = &mut self.vms[vm].mutexes[m];
+        mx.holder = None;
+        let spinner = mx.spinners.iter().position(|&s| {
+            let u = self.threads[s].vcpu;
+            self.vcpus[u].cur == Some(s) && self.vcpus[u].running_on().is_some()
+        });
+        let next = match spinner {
+            Some(i) => Some((mx.spinners.remove(i), false)),
+            None => mx.sleepers.pop_front().map(|s| (s, true)),
+        };
+        if let Some((w, sleeping)) = next {
+            self.vms[vm].mutexes[m].holder = Some(w);
+            let cs = self.threads[w].pending_ns as f64;
+            self.set_act(w, Activity::Compute { left: cs, mem_fraction: 0.0, then: AfterCompute::ReleaseMutex(m) });
+            if sleeping {
+                self.wake_thread(w, Some(v));
+            }
+        }
+    }
+
+    pub(crate) fn mutex_spin_timeout(&mut self, t: ThreadId, m: usize) {
+        let vm = self.threads[t].vm;
+        let mx = &mut self.vms[vm].mutexes[m];
+        mx.spinners.retain(|&s| s != t);
+        mx.sleepers.push_back(t);
+        self.block(t);
+    }
+
+    // ---- barrier ----
+
+    /// Returns true if the thread waits (spins or blocks).
+    fn barrier_arrive(&mut self, t: ThreadId, b: usize, spin_ns: Ns) -> bool {
+        let vm = self.threads[t].vm;
+        let v = self.threads[t].vcpu;
+        let bar = &mut self.vms[vm].barriers[b];
+        bar.arrived += 1;
+        if bar.arrived >= bar.parties {
+            bar.arrived = 0;
+            bar.gen += 1;
+            let spinners = std::mem::take(&mut bar.spinners);
+            let sleepers = std::mem::take(&mut bar.sleepers);
+            for s in spinners {
+                self.set_act(s, Activity::Ready);
+            }
+            for s in sleepers {
+                self.wake_thread(s, Some(v));
+            }
+            false
+        } else if spin_ns > 0 {
+            let gen = bar.gen;
+            bar.spinners.push(t);
+            self.set_act(t, Activity::BarrierSpin { barrier: b, gen, left: spin_ns });
+            true
+        } else {
+            bar.sleepers.push(t);
+            self.block(t);
+            true
+        }
+    }
+
+    pub(crate) fn barrier_spin_timeout(&mut self, t: ThreadId, b: usize) {
+        let vm = self.threads[t].vm;
+        let bar = &mut self.vms[vm].barriers[b];
+        bar.spinners.retain(|&s| s != t);
+        bar.sleepers.push(t);
+        self.block(t);
+    }
+
+    // ---- queues ----
+
+    /// Returns true if the thread blocked.
+    fn queue_put(&mut self, t: ThreadId, q: usize) -> bool {
+        let vm = self.threads[t].vm;
+        let v = self.threads[t].vcpu;
+        let qu = &mut self.vms[vm].queues[q];
+        if let Some(g) = qu.getters.pop_front() {
+            self.wake_thread(g, Some(v));
+            false
+        } else if qu.items < qu.capacity {
+            qu.items += 1;
+            false
+        } else {
+            qu.putters.push_back(t);
+            self.block(t);
+            true
+        }
+    }
+
+    fn queue_get(&mut self, t: ThreadId, q: usize) -> bool {
+        let vm = self.threads[t].vm;
+        let v = self.threads[t].vcpu;
+        let qu = &mut self.vms[vm].queues[q];
+        if qu.items > 0 {
+            qu.items -= 1;
+            if let Some(p) = qu.putters.pop_front() {
+                qu.items += 1;
+                self.wake_thread(p, Some(v));
+            }
+            false
+        } else {
+            qu.getters.push_back(t);
+            self.block(t);
+            true
+        }
+    }
+
+    // ---- IPIs ----
+
+    /// Send function-call IPIs and spin for the acknowledgements. Returns true if waiting.
+    fn send_call(&mut self, t: ThreadId, targets: Vec<VcpuId>) -> bool {
+        if targets.is_empty() {
+            return false;
+        }
+        let v = self.threads[t].vcpu;
+        let id = self.calls.len();
+        self.calls.push(IpiCall { sender: t, outstanding: targets.len() as u32 });
+        let now = self.now();
+        for &u in &targets {
+            self.charge_exit(v, ExitReason::Ipi);
+            self.deliver_irq(u, IrqWork { left_ns: self.costs.ipi_handler_ns, action: IrqAction::CallAck(id), sent_at: now });
+        }
+        self.advance(v);
+        self.vcpus[v].ple_spun_ns = 0;
+        self.set_act(t, Activity::IpiWait { call: id });
+        true
+    }
+
+    /// An interrupt handler finished on vCPU `v`.
+    pub(crate) fn irq_done(&mut self, v: VcpuId, w: IrqWork) {
+        let vm = self.vcpus[v].vm;
+        match w.action {
+            IrqAction::CallAck(id) => {
+                let lat = self.now() - w.sent_at;
+                self.vms[vm].vipi_latency.record(lat);
+                self.ack(id);
+            }
+            IrqAction::IoDone(t) => self.wake_thread(t, Some(v)),
+            IrqAction::Nothing => {}
+        }
+    }
+
+    /// An interrupt for an offline vCPU: the guest never sees it; acknowledge calls so
+    /// senders do not hang (Linux does not target offline CPUs).
+    pub(crate) fn irq_dropped(&mut self, w: IrqWork) {
+        match w.action {
+            IrqAction::CallAck(id) => self.ack(id),
+            IrqAction::IoDone(t) => self.wake_thread(t, None),
+            IrqAction::Nothing => {}
+        }
+    }
+
+    fn ack(&mut self, id: usize) {
+        let c = &mut self.calls[id];
+        c.outstanding -= 1;
+        if c.outstanding == 0 {
+            let s = c.sender;
+            if matches!(self.threads[s].act, Activity::IpiWait { call } if call == id) {
+                self.set_act(s, Activity::Ready);
+            }
+        }
+    }
+
+    pub(crate) fn io_complete(&mut self, t: ThreadId) {
+        let vm = self.threads[t].vm;
+        let want = self.vms[vm].irq_vcpu as usize;
+        let vcpus = &self.vms[vm].vcpus;
+        let u = if self.vcpus[vcpus[want]].online {
+            vcpus[want]
+        } else {
+            vcpus.iter().copied().find(|&u| self.vcpus[u].online).unwrap_or(vcpus[0])
+        };
+        let now = self.now();
+        self.deliver_irq(u, IrqWork { left_ns: self.costs.irq_handler_ns, action: IrqAction::IoDone(t), sent_at: now });
+    }
+
+    // ---- processes ----
+
+    fn fork(&mut self, parent: ThreadId, prog: usize, share_mm: bool) {
+        let v = self.threads[parent].vcpu;
+        let p = &mut self.threads[parent];
+        p.forks += 1;
+        p.live_children += 1;
+        let name = format!("{}/c{}", p.name, p.forks);
+        let vm = p.vm;
+        let mm = if share_mm {
+            p.mm
+        } else {
+            let m = self.vms[vm].next_mm;
+            self.vms[vm].next_mm += 1;
+            m
+        };
+        let slots = self.programs[prog].slots;
+        let p = &self.threads[parent];
+        let child = Thread {
+            vm,
+            rng: crate::engine::RngStream::new(self.seed, &name),
+            name,
+            prog,
+            pc: 0,
+            slots: vec![0; slots],
+            mm,
+            vcpu: p.vcpu,
+            affinity: p.affinity.clone(),
+            act: Activity::Ready,
+            ws_kib: p.ws_kib,
+            slice_used_ns: 0,
+            parent: Some(parent),
+            live_children: 0,
+            waiting_children: false,
+            lock_req_at: 0,
+            pending_ns: 0,
+            forks: 0,
+            ops: 0,
+        };
+        let id = self.threads.len();
+        self.threads.push(child);
+        self.vms[vm].threads.push(id);
+        self.vms[vm].live_threads += 1;
+        self.wake_thread(id, Some(v));
+    }
+
+    fn thread_exit(&mut self, t: ThreadId) {
+        let vm = self.threads[t].vm;
+        let v = self.threads[t].vcpu;
+        self.block(t);
+        self.threads[t].act = Activity::Exited;
+        self.vms[vm].live_threads -= 1;
+        if let Some(p) = self.threads[t].parent {
+            let pt = &mut self.threads[p];
+            pt.live_children -= 1;
+            if pt.live_children == 0 && pt.waiting_children {
+                pt.waiting_children = false;
+                self.wake_thread(p, Some(v));
+            }
+        }
+        if self.vms[vm].live_threads == 0 {
+            self.vms[vm].finished_at = Some(self.now());
+        }
+    }
+
+    /// Periodic guest load balancing: move queued threads from the busiest to the idlest
+    /// online vCPU while they differ by two or more.
+    pub(crate) fn guest_balance(&mut self, vm: VmId) {
+        let vcpus: Vec<VcpuId> = self.vms[vm].vcpus.iter().copied().filter(|&u| self.vcpus[u].online).collect();
+        for _ in 0..vcpus.len() {
+            let load = |u: VcpuId| self.vcpus[u].runq.len() + self.vcpus[u].cur.is_some() as usize;
+            let Some(&hi) = vcpus.iter().max_by_key(|&&u| (load(u), std::cmp::Reverse(u))) else { break };
+            let Some(&lo) = vcpus.iter().min_by_key(|&&u| (load(u), u)) else { break };
+            if load(hi) < load(lo) + 2 {
+                break;
+            }
+            let idx = self.vcpus[lo].idx;
+            let Some(pos) = self.vcpus[hi].runq.iter().rposition(|&t| self.threads[t].allowed(idx)) else { break };
+            let t = self.vcpus[hi].runq.remove(pos).unwrap();
+            self.threads[t].vcpu = lo;
+            self.vcpus[lo].runq.push_back(t);
+            if self.vcpus[lo].cur.is_none() {
+                match self.vcpus[lo].run {
+                    RunState::Blocked => self.hv_wake(lo),
+                    RunState::Running(_) => {
+                        self.advance(lo);
+                        self.arm_exec(lo);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let at = self.now() + self.vms[vm].balance_ns;
+        if self.vms[vm].finished_at.is_none() {
+            self.q.arm(&mut self.vms[vm].balance_timer, at, Ev::GuestBalance(vm));
+        }
+    }
+}

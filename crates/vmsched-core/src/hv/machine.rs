@@ -1,0 +1,536 @@
+//! The hypervisor's machinery around the scheduler: dispatching and descheduling vCPUs,
+//! world-switch and exit costs, time accounting, the cache-warmth refill on dispatch,
+//! virtual-interrupt delivery, HLT, and pause-loop exits.
+//!
+//! Models:
+//! - a running vCPU first pays its hypervisor debt (world switch, exit handling), then runs
+//!   pending interrupt handlers, then refills its cold working set, then its guest thread;
+//!   each is an interval, never a loop (`advance`, `arm_exec`);
+//! - virtual IPIs (reference §4.9, seed 004 §5): to a running vCPU via a physical IPI that
+//!   forces an external-interrupt exit and injection; to a runnable-but-descheduled vCPU,
+//!   pending until it next runs; to a halted vCPU, waking it in the hypervisor;
+//! - HLT exits block the vCPU unless an interrupt or thread is already pending
+//!   (`kvm_vcpu_check_block`);
+//! - pause-loop exiting (reference §4.1): a vCPU spinning at CPL0 for `ple_window` cycles
+//!   exits; the window grows by `grow` per exit and shrinks (resets with shrink = 0) when the
+//!   vCPU is scheduled in after being scheduled out; the scheduler's `pause_exit` decides.
+//!
+//! Leaves out: halt polling, posted-interrupt hardware (every injection costs an exit),
+//! APICv/IPI virtualisation, exit handling while descheduled (an exit's cost is paid when the
+//! vCPU next runs if it was descheduled at the exit).
+
+use crate::engine::Ns;
+use crate::host::{cache_warmth, refill_ns, ExitReason};
+use crate::hv::sched::{HvScheduler, Reason, SchedRequest, SchedView, VcpuFacts};
+use crate::sim::state::*;
+use crate::sim::{Ev, World};
+
+impl World {
+    pub(crate) fn facts_of(&self, v: VcpuId) -> VcpuFacts {
+        let vc = &self.vcpus[v];
+        VcpuFacts {
+            vm: vc.vm,
+            idx: vc.idx,
+            run: vc.run,
+            last_pcpu: vc.last_pcpu,
+            preempted: vc.preempted,
+            preempted_in_kernel: vc.preempted_in_kernel,
+            spinning: vc.cur.map_or(false, |t| self.threads[t].act.kernel_spin()),
+        }
+    }
+
+    fn sync_facts(&mut self, v: VcpuId) {
+        self.facts[v] = self.facts_of(v);
+    }
+
+    /// Call the scheduler with a fresh view, then carry out what it asked for.
+    pub(crate) fn with_sched<R>(&mut self, f: impl FnOnce(&mut dyn HvScheduler, &mut SchedView) -> R) -> R {
+        let mut s = self.sched.take().expect("scheduler re-entered");
+        let mut requests = std::mem::take(&mut self.requests);
+        let r = {
+            let mut view = SchedView {
+                now: self.q.now(),
+                topo: &self.topo,
+                vcpus: &self.facts,
+                vms: &self.vm_facts,
+                affinity: &self.affinity,
+                pcpu_cur: &self.pcpu_cur,
+                requests: &mut requests,
+            };
+            f(s.as_mut(), &mut view)
+        };
+        self.sched = Some(s);
+        for req in requests.drain(..) {
+            match req {
+                SchedRequest::Tickle(p) => self.tickle(p),
+                SchedRequest::Timer { id, at } => {
+                    let at = at.max(self.q.now());
+                    let t = self.sched_timers.entry(id).or_default();
+                    self.q.arm(t, at, Ev::SchedTimer(id));
+                }
+            }
+        }
+        self.requests = requests;
+        r
+    }
+
+    pub(crate) fn tickle(&mut self, p: PcpuId) {
+        if !self.pcpus[p].resched_pending {
+            self.pcpus[p].resched_pending = true;
+            let at = self.q.now() + self.costs.phys_ipi_ns;
+            self.q.push(at, Ev::Resched(p));
+        }
+    }
+
+    fn set_run(&mut self, v: VcpuId, new: RunState) {
+        let now = self.q.now();
+        let vc = &mut self.vcpus[v];
+        let dt = now - vc.state_since;
+        match vc.run {
+            RunState::Runnable => vc.steal_ns += dt,
+            RunState::Blocked => vc.halted_ns += dt,
+            _ => {}
+        }
+        vc.run = new;
+        vc.state_since = now;
+        self.sync_facts(v);
+    }
+
+    /// Account the time a running vCPU spent since its segment started.
+    pub(crate) fn advance(&mut self, v: VcpuId) {
+        let now = self.q.now();
+        let RunState::Running(p) = self.vcpus[v].run else { return };
+        let vc = &mut self.vcpus[v];
+        let mut dt = now - vc.seg_start;
+        if dt == 0 {
+            return;
+        }
+        vc.seg_start = now;
+        vc.run_ns += dt;
+        let pc = &mut self.pcpus[p];
+        pc.busy_ns += dt;
+        let h = dt.min(vc.hv_debt_ns);
+        vc.hv_debt_ns -= h;
+        vc.t.hv += h;
+        pc.hv_ns += h;
+        pc.guest_ns += dt - h;
+        dt -= h;
+        if dt > 0 {
+            if let Some(w) = vc.irq.front_mut() {
+                let x = dt.min(w.left_ns);
+                w.left_ns -= x;
+                vc.t.irq += x;
+                dt -= x;
+            }
+        }
+        if dt > 0 && vc.irq.is_empty() {
+            let r = dt.min(vc.refill_debt_ns);
+            vc.refill_debt_ns -= r;
+            vc.t.cache_refill += r;
+            dt -= r;
+        }
+        if dt == 0 {
+            return;
+        }
+        let Some(t) = vc.cur else {
+            vc.t.irq += dt;
+            return;
+        };
+        let speed = self.speed(v, p, t);
+        let th = &mut self.threads[t];
+        let vc = &mut self.vcpus[v];
+        match &mut th.act {
+            Activity::Compute { left, .. } => {
+                *left -= dt as f64 * speed;
+                vc.t.useful += dt;
+                th.slice_used_ns += dt;
+            }
+            Activity::LockGranted { left, .. } => {
+                *left = left.saturating_sub(dt);
+                vc.t.lock_spin += dt;
+            }
+            Activity::SpinLock { .. } => {
+                vc.t.lock_spin += dt;
+                vc.ple_spun_ns += dt;
+            }
+            Activity::IpiWait { .. } => {
+                vc.t.ipi_wait += dt;
+                vc.ple_spun_ns += dt;
+            }
+            Activity::MutexSpin { left, .. } => {
+                *left = left.saturating_sub(dt);
+                vc.t.mutex_spin += dt;
+                vc.ple_spun_ns += dt;
+            }
+            Activity::BarrierSpin { left, .. } => {
+                *left = left.saturating_sub(dt);
+                vc.t.barrier_spin += dt;
+                th.slice_used_ns += dt;
+            }
+            _ => vc.t.useful += dt,
+        }
+    }
+
+    fn speed(&self, _v: VcpuId, p: PcpuId, t: ThreadId) -> f64 {
+        match self.threads[t].act {
+            Activity::Compute { mem_fraction, .. } if mem_fraction > 0.0 => {
+                let vm = &self.vms[self.threads[t].vm];
+                self.topo.mem_speed(&self.costs, p, vm.memory_node, mem_fraction)
+            }
+            _ => 1.0,
+        }
+    }
+
+    fn ple_window_ns(&self, v: VcpuId) -> Ns {
+        self.topo.cycles_to_ns(self.vcpus[v].ple_window_cycles)
+    }
+
+    /// (Re-)arm the execution timer of a running vCPU at its next boundary.
+    pub(crate) fn arm_exec(&mut self, v: VcpuId) {
+        let RunState::Running(p) = self.vcpus[v].run else {
+            self.vcpus[v].exec_timer.cancel();
+            return;
+        };
+        let vc = &self.vcpus[v];
+        let t0 = vc.seg_start;
+        let at: Option<Ns> = if vc.hv_debt_ns > 0 {
+            Some(t0 + vc.hv_debt_ns)
+        } else if let Some(w) = vc.irq.front() {
+            Some(t0 + w.left_ns)
+        } else if vc.halt_pending {
+            Some(t0)
+        } else if vc.refill_debt_ns > 0 {
+            Some(t0 + vc.refill_debt_ns)
+        } else {
+            match vc.cur {
+                None => Some(t0),
+                Some(t) => {
+                    let th = &self.threads[t];
+                    let vm = &self.vms[th.vm];
+                    let slice_end = if !vc.runq.is_empty() && !th.act.preempt_disabled() {
+                        Some(t0 + vm.slice_ns.saturating_sub(th.slice_used_ns))
+                    } else {
+                        None
+                    };
+                    let ple_at = if self.ple.enabled && th.act.kernel_spin() {
+                        Some(t0 + self.ple_window_ns(v).saturating_sub(vc.ple_spun_ns))
+                    } else {
+                        None
+                    };
+                    let own = match &th.act {
+                        Activity::Ready => Some(t0),
+                        Activity::Compute { left, .. } => {
+                            let speed = self.speed(v, p, t);
+                            Some(t0 + (left.max(0.0) / speed).ceil() as Ns)
+                        }
+                        Activity::LockGranted { left, .. } => Some(t0 + left),
+                        Activity::MutexSpin { left, .. } | Activity::BarrierSpin { left, .. } => Some(t0 + left),
+                        Activity::SpinLock { .. } | Activity::IpiWait { .. } => None,
+                        Activity::Blocked | Activity::Exited => Some(t0),
+                    };
+                    [own, slice_end, ple_at].into_iter().flatten().min()
+                }
+            }
+        };
+        let vc = &mut self.vcpus[v];
+        match at {
+            Some(at) => self.q.arm(&mut vc.exec_timer, at, Ev::Exec(v)),
+            None => vc.exec_timer.cancel(),
+        }
+    }
+
+    /// Run the scheduler on pCPU `p` and carry out its decision.
+    pub(crate) fn schedule(&mut self, p: PcpuId, why: Reason) {
+        let prev = self.pcpus[p].cur;
+        if let Some(v) = prev {
+            self.advance(v);
+            self.sync_facts(v);
+        }
+        let prev_runnable = prev.map_or(false, |v| self.vcpus[v].online && why != Reason::Block);
+        let d = self.with_sched(|s, view| s.do_schedule(view, p, prev, prev_runnable, why));
+        self.pcpus[p].sched_calls += 1;
+        if d.next.is_some() && d.next == prev {
+            let v = prev.unwrap();
+            self.vcpus[v].hv_debt_ns += self.costs.sched_call_ns;
+            self.arm_exec(v);
+        } else {
+            if let Some(v) = prev {
+                self.deschedule(v, prev_runnable);
+            }
+            match d.next {
+                Some(n) => {
+                    self.pcpus[p].context_switches += 1;
+                    self.dispatch(n, p);
+                }
+                None => {
+                    if self.pcpus[p].idle_since.is_none() {
+                        self.pcpus[p].idle_since = Some(self.q.now());
+                    }
+                }
+            }
+        }
+        let pc = &mut self.pcpus[p];
+        match (d.next, d.slice_ns) {
+            (Some(_), Some(s)) => {
+                let at = self.q.now() + s.max(1);
+                self.q.arm(&mut pc.slice_timer, at, Ev::Slice(p));
+            }
+            _ => pc.slice_timer.cancel(),
+        }
+    }
+
+    fn deschedule(&mut self, v: VcpuId, runnable: bool) {
+        self.advance(v);
+        let RunState::Running(p) = self.vcpus[v].run else { return };
+        let kernel = self.vcpus[v].cur.map_or(false, |t| {
+            let a = &self.threads[t].act;
+            a.preempt_disabled() || a.kernel_spin()
+        }) || !self.vcpus[v].irq.is_empty();
+        if runnable {
+            if let Some(t) = self.vcpus[v].cur {
+                match self.threads[t].act {
+                    Activity::Compute { then: AfterCompute::ReleaseLock(_), .. } => self.vcpus[v].lhp += 1,
+                    Activity::LockGranted { .. } => self.vcpus[v].lwp += 1,
+                    _ => {}
+                }
+            }
+        }
+        let busy = self.pcpus[p].busy_ns;
+        let vc = &mut self.vcpus[v];
+        vc.left_busy_ns = busy;
+        vc.last_pcpu = p;
+        vc.exec_timer.cancel();
+        vc.ple_spun_ns = 0;
+        vc.preempted = runnable;
+        vc.preempted_in_kernel = runnable && kernel;
+        self.pcpus[p].cur = None;
+        self.pcpu_cur[p] = None;
+        let new = if !self.vcpus[v].online {
+            RunState::Offline
+        } else if runnable {
+            RunState::Runnable
+        } else {
+            RunState::Blocked
+        };
+        self.set_run(v, new);
+    }
+
+    fn dispatch(&mut self, v: VcpuId, p: PcpuId) {
+        let now = self.q.now();
+        debug_assert!(self.pcpus[p].cur.is_none());
+        if let Some(since) = self.pcpus[p].idle_since.take() {
+            self.pcpus[p].idle_ns += now - since;
+        }
+        let last = self.vcpus[v].last_pcpu;
+        let foreign = self.pcpus[last].busy_ns.saturating_sub(self.vcpus[v].left_busy_ns);
+        let ws = self.vcpus[v].cur.map_or(0, |t| self.threads[t].ws_kib);
+        let warmth = cache_warmth(&self.topo, &self.costs, last, p, foreign);
+        let refill = refill_ns(&self.topo, &self.costs, last, p, ws, warmth);
+        self.pcpus[p].cur = Some(v);
+        self.pcpu_cur[p] = Some(v);
+        if last != p {
+            self.vcpus[v].migrations += 1;
+            self.pcpus[p].migrations_in += 1;
+        }
+        let was_out = self.vcpus[v].run == RunState::Runnable;
+        self.set_run(v, RunState::Running(p));
+        let ple = self.ple;
+        let vc = &mut self.vcpus[v];
+        vc.dispatches += 1;
+        vc.last_pcpu = p;
+        vc.seg_start = now;
+        vc.hv_debt_ns += self.costs.world_switch_ns;
+        vc.refill_debt_ns += refill;
+        vc.preempted = false;
+        vc.preempted_in_kernel = false;
+        vc.ple_spun_ns = 0;
+        if was_out && ple.grow > 1 {
+            vc.ple_window_cycles = shrink_window(vc.ple_window_cycles, ple.window_cycles, ple.shrink);
+        }
+        let pending = std::mem::take(&mut vc.pending_irq);
+        vc.irq.extend(pending);
+        self.sync_facts(v);
+        self.resume_spinner(v);
+        self.arm_exec(v);
+    }
+
+    /// Wake a halted vCPU in the hypervisor.
+    pub(crate) fn hv_wake(&mut self, v: VcpuId) {
+        if self.vcpus[v].run != RunState::Blocked {
+            return;
+        }
+        self.set_run(v, RunState::Runnable);
+        self.vcpus[v].ple_spun_ns = 0;
+        self.with_sched(|s, view| s.wake(view, v));
+    }
+
+    /// The guest executes HLT: an exit, then the vCPU blocks unless work is pending.
+    pub(crate) fn start_halt(&mut self, v: VcpuId) {
+        let vc = &mut self.vcpus[v];
+        if vc.halt_pending {
+            return;
+        }
+        vc.halt_pending = true;
+        vc.hv_debt_ns += self.costs.exit_hlt_ns;
+        vc.count_exit(ExitReason::Hlt);
+        self.arm_exec(v);
+    }
+
+    fn finish_halt(&mut self, v: VcpuId) {
+        self.vcpus[v].halt_pending = false;
+        let vc = &self.vcpus[v];
+        let has_work = vc.cur.is_some() || !vc.runq.is_empty() || !vc.irq.is_empty() || !vc.pending_irq.is_empty();
+        if has_work {
+            self.arm_exec(v);
+            return;
+        }
+        if let RunState::Running(p) = self.vcpus[v].run {
+            self.schedule(p, Reason::Block);
+        }
+    }
+
+    /// Charge an exit to a running (or about to run) vCPU.
+    pub(crate) fn charge_exit(&mut self, v: VcpuId, r: ExitReason) {
+        self.advance(v);
+        let c = self.costs.exit_ns(r);
+        let vc = &mut self.vcpus[v];
+        vc.count_exit(r);
+        vc.hv_debt_ns += c;
+        self.arm_exec(v);
+    }
+
+    /// Deliver a virtual interrupt to vCPU `v`.
+    pub(crate) fn deliver_irq(&mut self, v: VcpuId, work: IrqWork) {
+        match self.vcpus[v].run {
+            RunState::Running(_) => {
+                let at = self.q.now() + self.costs.phys_ipi_ns;
+                self.q.push(at, Ev::VipiArrive(v, work));
+            }
+            RunState::Runnable => self.vcpus[v].pending_irq.push(work),
+            RunState::Blocked => {
+                self.vcpus[v].pending_irq.push(work);
+                self.hv_wake(v);
+            }
+            RunState::Offline => self.irq_dropped(work),
+        }
+    }
+
+    pub(crate) fn vipi_arrive(&mut self, v: VcpuId, work: IrqWork) {
+        match self.vcpus[v].run {
+            RunState::Running(_) => {
+                self.advance(v);
+                let c = self.costs.exit_ns(ExitReason::ExtIntr);
+                let vc = &mut self.vcpus[v];
+                vc.count_exit(ExitReason::ExtIntr);
+                vc.hv_debt_ns += c;
+                vc.irq.push_back(work);
+                self.arm_exec(v);
+            }
+            _ => self.deliver_irq(v, work),
+        }
+    }
+
+    /// The execution timer of a running vCPU fired: something reached its end.
+    pub(crate) fn on_exec_timer(&mut self, v: VcpuId) {
+        self.advance(v);
+        if self.vcpus[v].hv_debt_ns > 0 {
+            return self.arm_exec(v);
+        }
+        while self.vcpus[v].irq.front().map_or(false, |w| w.left_ns == 0) {
+            let w = self.vcpus[v].irq.pop_front().unwrap();
+            self.irq_done(v, w);
+            if self.vcpus[v].running_on().is_none() {
+                return;
+            }
+        }
+        if !self.vcpus[v].irq.is_empty() {
+            return self.arm_exec(v);
+        }
+        if self.vcpus[v].halt_pending {
+            return self.finish_halt(v);
+        }
+        if self.vcpus[v].refill_debt_ns > 0 {
+            return self.arm_exec(v);
+        }
+        let Some(t) = self.vcpus[v].cur else {
+            return self.guest_pick(v);
+        };
+        let ple_due = self.ple.enabled && self.threads[t].act.kernel_spin() && self.vcpus[v].ple_spun_ns >= self.ple_window_ns(v);
+        let slice_due = !self.vcpus[v].runq.is_empty()
+            && !self.threads[t].act.preempt_disabled()
+            && self.threads[t].slice_used_ns >= self.vms[self.threads[t].vm].slice_ns;
+        match self.threads[t].act.clone() {
+            Activity::Ready => self.step(t),
+            Activity::Compute { left, then, .. } if left < 0.5 => self.compute_done(t, then),
+            Activity::LockGranted { lock, left: 0, .. } => self.enter_critical_section(t, lock),
+            Activity::MutexSpin { mutex, left: 0, .. } => self.mutex_spin_timeout(t, mutex),
+            Activity::BarrierSpin { barrier, left: 0, .. } => self.barrier_spin_timeout(t, barrier),
+            Activity::Blocked | Activity::Exited => {
+                self.vcpus[v].cur = None;
+                self.guest_pick(v)
+            }
+            _ if ple_due => self.ple_exit(v),
+            _ if slice_due => self.guest_preempt(v),
+            _ => self.arm_exec(v),
+        }
+    }
+
+    fn ple_exit(&mut self, v: VcpuId) {
+        let RunState::Running(p) = self.vcpus[v].run else { return };
+        let ple = self.ple;
+        let c = self.costs.exit_ple_ns;
+        let vc = &mut self.vcpus[v];
+        vc.count_exit(ExitReason::Ple);
+        vc.hv_debt_ns += c;
+        vc.ple_spun_ns = 0;
+        vc.ple_window_cycles = grow_window(vc.ple_window_cycles, ple.window_cycles, ple.grow, ple.max_cycles);
+        for u in self.vm_facts[self.vcpus[v].vm].vcpus.clone() {
+            self.sync_facts(u);
+        }
+        let resched = self.with_sched(|s, view| s.pause_exit(view, v));
+        if resched && self.vcpus[v].running_on() == Some(p) {
+            self.schedule(p, Reason::Yield);
+        } else {
+            self.arm_exec(v);
+        }
+    }
+}
+
+/// KVM `__grow_ple_window`.
+pub fn grow_window(val: u64, base: u64, grow: u64, max: u64) -> u64 {
+    let v = if grow < 1 {
+        base
+    } else if grow < base {
+        val.saturating_mul(grow)
+    } else {
+        val.saturating_add(grow)
+    };
+    v.min(max)
+}
+
+/// KVM `__shrink_ple_window`.
+pub fn shrink_window(val: u64, base: u64, shrink: u64) -> u64 {
+    let v = if shrink < 1 {
+        base
+    } else if shrink < base {
+        val / shrink
+    } else {
+        val.saturating_sub(shrink)
+    };
+    v.max(base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ple_window_grows_by_factor_and_resets_on_shrink_zero() {
+        assert_eq!(grow_window(4096, 4096, 2, u32::MAX as u64), 8192);
+        assert_eq!(grow_window(8192, 4096, 2, 10_000), 10_000);
+        assert_eq!(grow_window(4096, 4096, 1, u32::MAX as u64), 4096);
+        assert_eq!(shrink_window(65536, 4096, 0), 4096);
+        assert_eq!(shrink_window(65536, 4096, 2), 32768);
+        assert_eq!(shrink_window(5000, 4096, 2), 4096);
+    }
+}

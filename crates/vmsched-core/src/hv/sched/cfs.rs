@@ -1,0 +1,415 @@
+//! Linux CFS as the host scheduler of KVM vCPU threads, with KVM's pause-loop handler.
+//!
+//! Models (reference/hypervisor-mechanisms.md §4-5; `kernel/sched/fair.c` up to 6.5,
+//! `virt/kvm/kvm_main.c`):
+//! - per-pCPU runqueues ordered by weighted virtual runtime; slice = period x w / sum(w) with
+//!   period = max(sched_latency, nr x min_granularity); latency 6 ms, min granularity
+//!   0.75 ms, wake-up granularity 1 ms, each scaled by 1 + ilog2(min(#pCPUs, 8))
+//!   (SCHED_TUNABLESCALING_LOG);
+//! - one cgroup per VM (as libvirt sets up) with `cpu.shares` = the VM weight: the group's
+//!   weight is spread over its runnable vCPU threads as `calc_group_shares` does when every
+//!   thread carries the same load, so each runnable vCPU thread weighs shares / #runnable;
+//! - sleeper placement `vruntime = max(vruntime, min_vruntime - latency/2)`
+//!   (GENTLE_FAIR_SLEEPERS) and wake-up preemption beyond the wake-up granularity;
+//! - wake placement `select_task_rq_fair`: previous pCPU if idle, else an idle pCPU sharing
+//!   its LLC, else any idle pCPU, else the previous pCPU;
+//! - periodic load balancing (interval = #pCPUs ms, x16 when busy; imbalance_pct 117) and
+//!   new-idle balancing; migrated threads keep their lag relative to min_vruntime;
+//! - KVM PLE exits call `kvm_vcpu_on_spin`: round robin from the last boosted vCPU, skipping
+//!   vCPUs that are not ready, preempted in user mode, or spinning themselves every other
+//!   time (`dy_eligible`); `yield_to` sets the target as next buddy on its runqueue and
+//!   reschedules that pCPU, and the spinner yields (skip buddy); up to 3 failed attempts.
+//!
+//! Leaves out: PELT load averages (instantaneous runnable counts instead), scheduling-domain
+//! hierarchy (one domain over all pCPUs), cache-hot migration resistance, EEVDF (6.6+), CFS
+//! bandwidth control.
+
+use super::{Decision, HvScheduler, Params, Reason, SchedView};
+use crate::engine::{Ns, NS_PER_MS};
+use crate::scenario::ScenarioError;
+use crate::sim::state::{PcpuId, RunState, VcpuId};
+
+const NICE_0_LOAD: f64 = 1024.0;
+const BALANCE_TIMER_BASE: u64 = 0;
+
+#[derive(Debug, Clone, Default)]
+struct Ent {
+    vruntime: f64,
+    on_rq: Option<PcpuId>,
+    exec_start: Ns,
+    active: bool,
+}
+
+pub struct Cfs {
+    directed_yield: bool,
+    latency_ns: f64,
+    min_gran_ns: f64,
+    wakeup_gran_ns: f64,
+    imbalance_pct: f64,
+    busy_factor: u64,
+    ents: Vec<Ent>,
+    rq: Vec<Vec<VcpuId>>,
+    min_vruntime: Vec<f64>,
+    next_buddy: Vec<Option<VcpuId>>,
+    skip_buddy: Vec<Option<VcpuId>>,
+    active_per_vm: Vec<u32>,
+    last_boosted: Vec<usize>,
+    dy_eligible: Vec<bool>,
+    balance_interval_ns: Ns,
+    dy_attempted: u64,
+    dy_successful: u64,
+}
+
+impl Cfs {
+    pub fn from_params(p: &mut Params, directed_yield: bool) -> Result<Self, ScenarioError> {
+        let latency_ms = p.f64("sched_latency_ms", 6.0, 0.1, 1000.0)?;
+        let min_gran_ms = p.f64("sched_min_granularity_ms", 0.75, 0.01, 1000.0)?;
+        let wakeup_ms = p.f64("sched_wakeup_granularity_ms", 1.0, 0.0, 1000.0)?;
+        let imbalance_pct = p.f64("imbalance_pct", 117.0, 100.0, 1000.0)?;
+        let busy_factor = p.f64("busy_factor", 16.0, 1.0, 1000.0)?;
+        Ok(Cfs {
+            directed_yield,
+            latency_ns: latency_ms * NS_PER_MS as f64,
+            min_gran_ns: min_gran_ms * NS_PER_MS as f64,
+            wakeup_gran_ns: wakeup_ms * NS_PER_MS as f64,
+            imbalance_pct,
+            busy_factor: busy_factor as u64,
+            ents: Vec::new(),
+            rq: Vec::new(),
+            min_vruntime: Vec::new(),
+            next_buddy: Vec::new(),
+            skip_buddy: Vec::new(),
+            active_per_vm: Vec::new(),
+            last_boosted: Vec::new(),
+            dy_eligible: Vec::new(),
+            balance_interval_ns: 0,
+            dy_attempted: 0,
+            dy_successful: 0,
+        })
+    }
+
+    fn weight(&self, view: &SchedView, v: VcpuId) -> f64 {
+        let vm = view.vcpus[v].vm;
+        let shares = view.vms[vm].weight as f64 * NICE_0_LOAD / 256.0;
+        shares / self.active_per_vm[vm].max(1) as f64
+    }
+
+    fn load(&self, view: &SchedView, p: PcpuId) -> f64 {
+        let mut l: f64 = self.rq[p].iter().map(|&v| self.weight(view, v)).sum();
+        if let Some(c) = view.pcpu_cur[p] {
+            l += self.weight(view, c);
+        }
+        l
+    }
+
+    fn update_curr(&mut self, view: &SchedView, p: PcpuId) {
+        if let Some(c) = view.pcpu_cur[p] {
+            let w = self.weight(view, c);
+            let e = &mut self.ents[c];
+            let delta = view.now.saturating_sub(e.exec_start) as f64;
+            e.vruntime += delta * NICE_0_LOAD / w;
+            e.exec_start = view.now;
+        }
+        self.update_min_vruntime(view, p);
+    }
+
+    fn update_min_vruntime(&mut self, view: &SchedView, p: PcpuId) {
+        let mut m = f64::INFINITY;
+        if let Some(c) = view.pcpu_cur[p] {
+            m = self.ents[c].vruntime;
+        }
+        for &v in &self.rq[p] {
+            m = m.min(self.ents[v].vruntime);
+        }
+        if m.is_finite() && m > self.min_vruntime[p] {
+            self.min_vruntime[p] = m;
+        }
+    }
+
+    fn enqueue(&mut self, p: PcpuId, v: VcpuId) {
+        self.rq[p].push(v);
+        self.ents[v].on_rq = Some(p);
+    }
+
+    fn dequeue(&mut self, v: VcpuId) {
+        if let Some(p) = self.ents[v].on_rq.take() {
+            self.rq[p].retain(|&x| x != v);
+            if self.next_buddy[p] == Some(v) {
+                self.next_buddy[p] = None;
+            }
+        }
+    }
+
+    fn set_active(&mut self, view: &SchedView, v: VcpuId, on: bool) {
+        if self.ents[v].active != on {
+            self.ents[v].active = on;
+            let vm = view.vcpus[v].vm;
+            if on {
+                self.active_per_vm[vm] += 1;
+            } else {
+                self.active_per_vm[vm] -= 1;
+            }
+        }
+    }
+
+    fn select_rq(&self, view: &SchedView, v: VcpuId) -> PcpuId {
+        let n = view.n_pcpus();
+        let prev = view.vcpus[v].last_pcpu;
+        let free = |p: PcpuId| view.is_idle(p) && self.rq[p].is_empty() && view.allowed(v, p);
+        if free(prev) {
+            return prev;
+        }
+        let sock = view.topo.socket_of(prev);
+        let scan = || (1..=n).map(move |i| (prev + i) % n);
+        if let Some(p) = scan().find(|&p| view.topo.socket_of(p) == sock && free(p)) {
+            return p;
+        }
+        if let Some(p) = scan().find(|&p| free(p)) {
+            return p;
+        }
+        if view.allowed(v, prev) {
+            prev
+        } else {
+            (0..n).find(|&p| view.allowed(v, p)).unwrap_or(0)
+        }
+    }
+
+    fn period(&self, nr: usize) -> f64 {
+        self.latency_ns.max(nr as f64 * self.min_gran_ns)
+    }
+
+    fn pick(&mut self, view: &SchedView, p: PcpuId) -> Option<VcpuId> {
+        if let Some(b) = self.next_buddy[p].take() {
+            if self.ents[b].on_rq == Some(p) {
+                return Some(b);
+            }
+        }
+        let skip = self.skip_buddy[p].take();
+        let mut best: Option<VcpuId> = None;
+        for &v in &self.rq[p] {
+            if Some(v) == skip && self.rq[p].len() > 1 {
+                continue;
+            }
+            if best.map_or(true, |b| self.ents[v].vruntime < self.ents[b].vruntime) {
+                best = Some(v);
+            }
+        }
+        let _ = view;
+        best
+    }
+
+    fn migrate(&mut self, from: PcpuId, to: PcpuId, v: VcpuId) {
+        self.dequeue(v);
+        let e = &mut self.ents[v];
+        e.vruntime = e.vruntime - self.min_vruntime[from] + self.min_vruntime[to];
+        self.enqueue(to, v);
+    }
+
+    /// Periodic / new-idle load balancing toward `p`. Returns whether anything moved.
+    fn balance(&mut self, view: &mut SchedView, p: PcpuId, newidle: bool) -> bool {
+        let n = view.n_pcpus();
+        let this = self.load(view, p);
+        let mut busiest = None;
+        let mut bl = 0.0;
+        for q in 0..n {
+            if q == p || self.rq[q].is_empty() {
+                continue;
+            }
+            let l = self.load(view, q);
+            if l > bl {
+                bl = l;
+                busiest = Some(q);
+            }
+        }
+        let Some(q) = busiest else { return false };
+        if !newidle && bl * 100.0 <= this * self.imbalance_pct {
+            return false;
+        }
+        let imbalance = if newidle { f64::INFINITY } else { (bl - this) / 2.0 };
+        let mut moved = 0.0;
+        let mut any = false;
+        let cands: Vec<VcpuId> = self.rq[q].iter().rev().copied().collect();
+        for v in cands {
+            if !view.allowed(v, p) {
+                continue;
+            }
+            let w = self.weight(view, v);
+            if !newidle && w > imbalance - moved + 1e-9 {
+                continue;
+            }
+            self.migrate(q, p, v);
+            moved += w;
+            any = true;
+            if newidle || moved >= imbalance {
+                break;
+            }
+        }
+        any
+    }
+
+    /// `yield_to`: boost `t` on its runqueue; returns 1 on success, 0 if not possible, -1 if
+    /// neither runqueue has anything else to run (-ESRCH).
+    fn yield_to(&mut self, view: &mut SchedView, me_p: PcpuId, t: VcpuId) -> i32 {
+        let Some(q) = self.ents[t].on_rq else { return 0 };
+        let nr_me = self.rq[me_p].len() + 1;
+        let nr_t = self.rq[q].len() + view.pcpu_cur[q].is_some() as usize;
+        if nr_me == 1 && nr_t == 1 {
+            return -1;
+        }
+        self.next_buddy[q] = Some(t);
+        if q != me_p {
+            view.tickle(q);
+        }
+        1
+    }
+}
+
+impl HvScheduler for Cfs {
+    fn name(&self) -> &'static str {
+        "cfs"
+    }
+
+    fn init(&mut self, view: &mut SchedView) {
+        let n = view.n_pcpus();
+        let factor = 1.0 + (n.min(8) as f64).log2().floor();
+        self.latency_ns *= factor;
+        self.min_gran_ns *= factor;
+        self.wakeup_gran_ns *= factor;
+        self.ents = vec![Ent::default(); view.vcpus.len()];
+        self.rq = vec![Vec::new(); n];
+        self.min_vruntime = vec![0.0; n];
+        self.next_buddy = vec![None; n];
+        self.skip_buddy = vec![None; n];
+        self.active_per_vm = vec![0; view.vms.len()];
+        self.last_boosted = vec![usize::MAX; view.vms.len()];
+        self.dy_eligible = vec![false; view.vcpus.len()];
+        self.balance_interval_ns = n as Ns * NS_PER_MS;
+        for p in 0..n {
+            view.arm(BALANCE_TIMER_BASE + p as u64, self.balance_interval_ns + p as Ns * 1000);
+        }
+    }
+
+    fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
+        if self.ents[v].on_rq.is_some() {
+            return;
+        }
+        self.set_active(view, v, true);
+        let p = self.select_rq(view, v);
+        self.update_curr(view, p);
+        let floor = self.min_vruntime[p] - self.latency_ns / 2.0;
+        let e = &mut self.ents[v];
+        if e.vruntime < floor {
+            e.vruntime = floor;
+        }
+        self.enqueue(p, v);
+        match view.pcpu_cur[p] {
+            None => view.tickle(p),
+            Some(c) => {
+                let gran = self.wakeup_gran_ns * NICE_0_LOAD / self.weight(view, v);
+                if self.ents[c].vruntime - self.ents[v].vruntime > gran {
+                    view.tickle(p);
+                }
+            }
+        }
+    }
+
+    fn sleep(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.dequeue(v);
+        self.set_active(view, v, false);
+    }
+
+    fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
+        self.update_curr(view, p);
+        if let Some(v) = prev {
+            if prev_runnable {
+                self.enqueue(p, v);
+                if why == Reason::Yield {
+                    self.skip_buddy[p] = Some(v);
+                }
+            } else {
+                self.set_active(view, v, false);
+            }
+        }
+        if self.rq[p].is_empty() {
+            self.balance(view, p, true);
+        }
+        let next = self.pick(view, p);
+        if let Some(v) = next {
+            self.dequeue(v);
+            self.ents[v].exec_start = view.now;
+        }
+        let slice = next.map(|v| {
+            let nr = self.rq[p].len() + 1;
+            let total: f64 = self.rq[p].iter().map(|&x| self.weight(view, x)).sum::<f64>() + self.weight(view, v);
+            ((self.period(nr) * self.weight(view, v) / total.max(1.0)).max(self.min_gran_ns)) as Ns
+        });
+        Decision { next, slice_ns: slice }
+    }
+
+    fn timer(&mut self, view: &mut SchedView, id: u64) {
+        let p = (id - BALANCE_TIMER_BASE) as PcpuId;
+        self.update_curr(view, p);
+        let moved = self.balance(view, p, false);
+        if moved && view.pcpu_cur[p].is_none() {
+            view.tickle(p);
+        }
+        let busy = view.pcpu_cur[p].is_some();
+        let interval = if busy { self.balance_interval_ns * self.busy_factor } else { self.balance_interval_ns };
+        view.arm(id, view.now + interval);
+    }
+
+    fn pause_exit(&mut self, view: &mut SchedView, me: VcpuId) -> bool {
+        if !self.directed_yield {
+            return false;
+        }
+        let RunState::Running(me_p) = view.vcpus[me].run else { return false };
+        let vm = view.vcpus[me].vm;
+        let vcpus = view.vms[vm].vcpus.clone();
+        let n = vcpus.len();
+        if n < 2 {
+            return false;
+        }
+        self.dy_attempted += 1;
+        let start = self.last_boosted[vm].wrapping_add(1) % n;
+        let mut tries = 3;
+        for i in 0..n {
+            let idx = (start + i) % n;
+            let t = vcpus[idx];
+            if t == me {
+                continue;
+            }
+            let f = view.vcpus[t];
+            if f.run != RunState::Runnable || !f.preempted_in_kernel {
+                continue;
+            }
+            if f.spinning {
+                let eligible = self.dy_eligible[t];
+                self.dy_eligible[t] = !eligible;
+                if !eligible {
+                    continue;
+                }
+            }
+            self.update_curr(view, me_p);
+            let r = self.yield_to(view, me_p, t);
+            if r > 0 {
+                self.last_boosted[vm] = idx;
+                self.dy_successful += 1;
+                return true;
+            } else if r < 0 {
+                tries -= 1;
+                if tries == 0 {
+                    break;
+                }
+            }
+        }
+        false
+    }
+
+    fn ple_grows_by_default(&self) -> bool {
+        true
+    }
+
+    fn yield_stats(&self) -> (u64, u64) {
+        (self.dy_attempted, self.dy_successful)
+    }
+}

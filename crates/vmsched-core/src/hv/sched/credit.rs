@@ -1,0 +1,417 @@
+//! Xen credit scheduler (credit1), as in `xen/common/sched/credit.c` (sched-gran=cpu).
+//!
+//! Models (reference/hypervisor-mechanisms.md §1):
+//! - credits: 10 per ms of run (1 credit = 100 us), burned at every tick and decision with
+//!   the remainder kept (`burn_credits`);
+//! - a per-pCPU tick every 10 ms (`csched_tick`): a running BOOST unit drops to UNDER, credit
+//!   burns, an inactive unit caught running re-joins the active set;
+//! - accounting every 30 ms (`csched_acct`): `300 x #pCPUs` credits shared among active
+//!   domains by weight x active units, surplus of capped/saturated domains redistributed,
+//!   clipping to [-300, 300], units above 300 leave the active set with their credit halved,
+//!   caps park units below `-per_unit_cap` until credit is positive again;
+//! - priorities BOOST > UNDER > OVER > IDLE, FIFO within a priority (`__runq_insert`), BOOST
+//!   on wake for UNDER units (`csched_unit_wake`);
+//! - decisions (`csched_schedule`): rate limit (`sched_ratelimit_us`, default 1000; 0 gives the
+//!   Xen 4.1 of the seeds), re-queue, take the head, and when the head is OVER or IDLE steal a
+//!   strictly higher-priority unit from a peer (rate limited to once per 1 ms per pCPU);
+//! - placement on wake: the unit's pCPU if idle, else an idle pCPU (same socket first), else
+//!   its pCPU; tickling of idle pCPUs and BOOST preemption (`__runq_tickle`);
+//! - yield (`SCHEDOP_yield`, and Xen's PLE handler which calls it): re-queued behind one
+//!   lower-priority unit, never stolen while yielding.
+//!
+//! Leaves out: the tick-time re-placement of running units (`_csched_cpu_pick` at tick), SMT
+//! idle-neighbour scoring, soft affinity, cpupools, `vcpu_migration_delay` (default 0 anyway).
+//! Runqueues are re-sorted right after accounting instead of at each pCPU's next tick.
+
+use super::{Decision, HvScheduler, Params, Reason, SchedView};
+use crate::engine::{Ns, NS_PER_MS, NS_PER_US};
+use crate::scenario::ScenarioError;
+use crate::sim::state::{PcpuId, RunState, VcpuId};
+
+const CREDITS_PER_TSLICE: i64 = 300;
+const CREDIT_NS: i64 = 100_000; // 1 credit = 100 us of run (CSCHED_CREDITS_PER_MSEC = 10)
+const MIN_TIMER_NS: Ns = 100 * NS_PER_US; // CSCHED_MIN_TIMER
+const ACCT_TIMER: u64 = u64::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Pri {
+    Idle = -64,
+    Over = -2,
+    Under = -1,
+    Boost = 0,
+}
+
+#[derive(Debug, Clone)]
+struct Unit {
+    credit: i64,
+    residual_ns: i64,
+    pri: Pri,
+    active: bool,
+    start_ns: Ns,
+    state_entry_ns: Ns,
+    yielding: bool,
+    parked: bool,
+    on_runq: Option<PcpuId>,
+}
+
+pub struct Credit {
+    tslice_ns: Ns,
+    tick_ns: Ns,
+    ratelimit_ns: Ns,
+    lb_ratelimit_ns: Ns,
+    units: Vec<Unit>,
+    runq: Vec<Vec<VcpuId>>,
+    tickled: Vec<bool>,
+    last_lb: Vec<Ns>,
+    credit_balance: i64,
+}
+
+impl Credit {
+    pub fn from_params(p: &mut Params) -> Result<Self, ScenarioError> {
+        let tslice_ms = p.f64("tslice_ms", 30.0, 1.0, 1000.0)?;
+        let ratelimit_us = p.f64("ratelimit_us", 1000.0, 0.0, 500_000.0)?;
+        let lb_us = p.f64("load_balance_ratelimit_us", 1000.0, 0.0, 1_000_000.0)?;
+        let tslice_ns = (tslice_ms * NS_PER_MS as f64) as Ns;
+        let ticks = if tslice_ms < 3.0 { 1 } else { 3 }; // CSCHED_TICKS_PER_TSLICE
+        Ok(Credit {
+            tslice_ns,
+            tick_ns: tslice_ns / ticks,
+            ratelimit_ns: ((ratelimit_us * NS_PER_US as f64) as Ns).min(tslice_ns),
+            lb_ratelimit_ns: (lb_us * NS_PER_US as f64) as Ns,
+            units: Vec::new(),
+            runq: Vec::new(),
+            tickled: Vec::new(),
+            last_lb: Vec::new(),
+            credit_balance: 0,
+        })
+    }
+
+    fn pri_of(&self, v: Option<VcpuId>) -> Pri {
+        v.map_or(Pri::Idle, |v| self.units[v].pri)
+    }
+
+    fn burn(&mut self, v: VcpuId, now: Ns) {
+        let u = &mut self.units[v];
+        let elapsed = (now.saturating_sub(u.start_ns)) as i64 + u.residual_ns;
+        u.credit -= elapsed / CREDIT_NS;
+        u.residual_ns = elapsed % CREDIT_NS;
+        u.start_ns = now;
+    }
+
+    /// `__runq_insert`: after every unit of equal or higher priority; a yielding unit goes
+    /// behind one more, lower-priority, unit if there is one.
+    fn insert(&mut self, p: PcpuId, v: VcpuId) {
+        let pri = self.units[v].pri;
+        let q = &self.runq[p];
+        let mut at = q.iter().position(|&x| self.units[x].pri < pri).unwrap_or(q.len());
+        if self.units[v].yielding && at < q.len() {
+            at += 1;
+        }
+        self.runq[p].insert(at, v);
+        self.units[v].on_runq = Some(p);
+    }
+
+    fn remove(&mut self, v: VcpuId) {
+        if let Some(p) = self.units[v].on_runq.take() {
+            self.runq[p].retain(|&x| x != v);
+        }
+    }
+
+    fn idle_for_pick(&self, view: &SchedView, p: PcpuId) -> bool {
+        view.is_idle(p) && self.runq[p].is_empty() && !self.tickled[p]
+    }
+
+    /// `_csched_cpu_pick`, simplified: the unit's own pCPU if idle, else an idle pCPU of the
+    /// same socket, else any idle pCPU, else its own pCPU.
+    fn cpu_pick(&self, view: &SchedView, v: VcpuId) -> PcpuId {
+        let n = view.n_pcpus();
+        let last = view.vcpus[v].last_pcpu;
+        let allowed_last = view.allowed(v, last);
+        if allowed_last && self.idle_for_pick(view, last) {
+            return last;
+        }
+        let sock = view.topo.socket_of(last);
+        let order = (1..=n).map(|i| (last + i) % n);
+        let mut other = None;
+        for p in order {
+            if view.allowed(v, p) && self.idle_for_pick(view, p) {
+                if view.topo.socket_of(p) == sock {
+                    return p;
+                }
+                other.get_or_insert(p);
+            }
+        }
+        if let Some(p) = other {
+            return p;
+        }
+        if allowed_last {
+            last
+        } else {
+            (0..n).find(|&p| view.allowed(v, p)).unwrap_or(0)
+        }
+    }
+
+    /// `__runq_tickle`.
+    fn tickle(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) {
+        let cur = view.pcpu_cur[p];
+        let new_pri = self.units[v].pri;
+        if cur.is_none() || new_pri > self.pri_of(cur) {
+            if !self.tickled[p] {
+                self.tickled[p] = true;
+                view.tickle(p);
+            }
+            return;
+        }
+        let n = view.n_pcpus();
+        if let Some(q) = (1..n).map(|i| (p + i) % n).find(|&q| view.allowed(v, q) && self.idle_for_pick(view, q)) {
+            self.tickled[q] = true;
+            view.tickle(q);
+        }
+    }
+
+    /// `csched_load_balance` / `csched_runq_steal`: steal the first strictly higher-priority
+    /// unit, local NUMA node first.
+    fn steal(&mut self, view: &SchedView, p: PcpuId, floor: Pri) -> Option<VcpuId> {
+        let n = view.n_pcpus();
+        let node = view.topo.node_of(p);
+        let mut peers: Vec<PcpuId> = (1..n).map(|i| (p + i) % n).collect();
+        peers.sort_by_key(|&q| (view.topo.node_of(q) != node) as u8);
+        for q in peers {
+            let nr_runnable = self.runq[q].len() + view.pcpu_cur[q].is_some() as usize;
+            if view.pcpu_cur[q].is_none() || nr_runnable <= 1 {
+                continue;
+            }
+            for (i, &c) in self.runq[q].iter().enumerate() {
+                let u = &self.units[c];
+                if u.pri <= floor {
+                    break;
+                }
+                if u.yielding || !view.allowed(c, p) {
+                    continue;
+                }
+                self.runq[q].remove(i);
+                self.units[c].on_runq = None;
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    fn tick(&mut self, view: &mut SchedView, p: PcpuId) {
+        if let Some(v) = view.pcpu_cur[p] {
+            if self.units[v].pri == Pri::Boost {
+                self.units[v].pri = Pri::Under;
+            }
+            self.burn(v, view.now);
+            if !self.units[v].active {
+                self.units[v].active = true;
+            }
+        }
+        view.arm(p as u64, view.now + self.tick_ns);
+    }
+
+    fn acct(&mut self, view: &mut SchedView) {
+        let ncpu = view.n_pcpus() as i64;
+        let mut credit_total = CREDITS_PER_TSLICE * ncpu;
+        let mut weight_total: i64 = 0;
+        let mut active_of_vm: Vec<Vec<VcpuId>> = vec![Vec::new(); view.vms.len()];
+        for (v, u) in self.units.iter().enumerate() {
+            if u.active {
+                active_of_vm[view.vcpus[v].vm].push(v);
+            }
+        }
+        for (d, units) in active_of_vm.iter().enumerate() {
+            weight_total += view.vms[d].weight as i64 * units.len() as i64;
+        }
+        view.arm(ACCT_TIMER, view.now + self.tslice_ns);
+        if weight_total == 0 {
+            return;
+        }
+        if self.credit_balance < 0 {
+            credit_total -= self.credit_balance;
+        }
+        let mut weight_left = weight_total;
+        let mut balance = 0i64;
+        let ceil_div = |a: i64, b: i64| if b == 0 { 0 } else { (a + b - 1).div_euclid(b) };
+        for (d, units) in active_of_vm.iter().enumerate() {
+            if units.is_empty() {
+                continue;
+            }
+            let n_d = units.len() as i64;
+            let w_d = view.vms[d].weight as i64;
+            weight_left -= w_d * n_d;
+            let mut credit_peak = n_d * CREDITS_PER_TSLICE;
+            if self.credit_balance < 0 {
+                credit_peak += ceil_div(-self.credit_balance * w_d * n_d, weight_total);
+            }
+            let cap = view.vms[d].cap_pct as i64;
+            let mut per_unit_cap = i64::MAX;
+            if cap > 0 {
+                let credit_cap = ceil_div(cap * CREDITS_PER_TSLICE, 100);
+                credit_peak = credit_peak.min(credit_cap);
+                per_unit_cap = ceil_div(credit_cap, n_d);
+            }
+            let mut credit_fair = ceil_div(credit_total * w_d * n_d, weight_total);
+            if credit_fair >= credit_peak {
+                if weight_left > 0 {
+                    credit_total += ceil_div((credit_fair - credit_peak) * weight_total, weight_left);
+                }
+                credit_fair = credit_peak;
+            }
+            let per_unit = ceil_div(credit_fair, n_d);
+            for &v in units {
+                let u = &mut self.units[v];
+                u.credit += per_unit;
+                if u.credit < 0 {
+                    u.pri = Pri::Over;
+                    if cap > 0 && u.credit < -per_unit_cap && !u.parked {
+                        u.parked = true;
+                    }
+                    u.credit = u.credit.max(-CREDITS_PER_TSLICE);
+                } else {
+                    u.pri = Pri::Under;
+                    if u.parked {
+                        u.parked = false;
+                        if view.vcpus[v].run == RunState::Runnable && u.on_runq.is_none() {
+                            let p = view.vcpus[v].last_pcpu;
+                            let p = if view.allowed(v, p) { p } else { (0..view.n_pcpus()).find(|&q| view.allowed(v, q)).unwrap_or(0) };
+                            self.insert(p, v);
+                            self.tickle(view, p, v);
+                        }
+                    }
+                    let u = &mut self.units[v];
+                    if u.credit > CREDITS_PER_TSLICE {
+                        u.active = false;
+                        u.credit /= 2;
+                    }
+                }
+                balance += self.units[v].credit;
+            }
+        }
+        self.credit_balance = balance;
+        // Parked units leave their runqueue; running ones are descheduled.
+        for v in 0..self.units.len() {
+            if self.units[v].parked {
+                self.remove(v);
+                if let RunState::Running(p) = view.vcpus[v].run {
+                    view.tickle(p);
+                }
+            }
+        }
+        // csched_runq_sort: UNDER/BOOST before OVER, stable.
+        for p in 0..self.runq.len() {
+            let units = &self.units;
+            self.runq[p].sort_by(|a, b| units[*b].pri.cmp(&units[*a].pri));
+        }
+    }
+}
+
+impl HvScheduler for Credit {
+    fn name(&self) -> &'static str {
+        "credit"
+    }
+
+    fn init(&mut self, view: &mut SchedView) {
+        let n = view.n_pcpus();
+        self.units = vec![
+            Unit {
+                credit: 0,
+                residual_ns: 0,
+                pri: Pri::Under,
+                active: false,
+                start_ns: 0,
+                state_entry_ns: 0,
+                yielding: false,
+                parked: false,
+                on_runq: None,
+            };
+            view.vcpus.len()
+        ];
+        self.runq = vec![Vec::new(); n];
+        self.tickled = vec![false; n];
+        self.last_lb = vec![0; n];
+        for p in 0..n {
+            view.arm(p as u64, self.tick_ns);
+        }
+        view.arm(ACCT_TIMER, self.tslice_ns);
+    }
+
+    fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
+        if self.units[v].on_runq.is_some() {
+            return;
+        }
+        let u = &mut self.units[v];
+        if u.parked {
+            return;
+        }
+        if u.pri == Pri::Under {
+            u.pri = Pri::Boost;
+        }
+        let p = self.cpu_pick(view, v);
+        self.insert(p, v);
+        self.tickle(view, p, v);
+    }
+
+    fn sleep(&mut self, _view: &mut SchedView, v: VcpuId) {
+        self.remove(v);
+    }
+
+    fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
+        let now = view.now;
+        self.tickled[p] = false;
+        let prev_runnable = prev_runnable && prev.map_or(false, |v| !self.units[v].parked);
+        if let Some(v) = prev {
+            self.burn(v, now);
+            let runtime = now.saturating_sub(self.units[v].state_entry_ns);
+            if prev_runnable && why != Reason::Yield && self.ratelimit_ns > 0 && runtime < self.ratelimit_ns {
+                let left = self.ratelimit_ns - runtime;
+                return Decision { next: Some(v), slice_ns: Some(if runtime < MIN_TIMER_NS { MIN_TIMER_NS } else { left }) };
+            }
+            if prev_runnable {
+                self.units[v].yielding = why == Reason::Yield;
+                self.insert(p, v);
+            }
+        }
+        let mut snext = self.runq[p].first().copied();
+        let head_pri = self.pri_of(snext);
+        if head_pri <= Pri::Over && now.saturating_sub(self.last_lb[p]) >= self.lb_ratelimit_ns {
+            self.last_lb[p] = now;
+            if let Some(s) = self.steal(view, p, head_pri) {
+                snext = Some(s);
+            }
+        }
+        if let Some(s) = snext {
+            self.remove(s);
+            let u = &mut self.units[s];
+            u.yielding = false;
+            if Some(s) != prev {
+                u.start_ns = now;
+                u.state_entry_ns = now;
+            }
+        }
+        Decision { next: snext, slice_ns: snext.map(|_| self.tslice_ns) }
+    }
+
+    fn timer(&mut self, view: &mut SchedView, id: u64) {
+        if id == ACCT_TIMER {
+            self.acct(view);
+        } else {
+            self.tick(view, id as PcpuId);
+        }
+    }
+
+    fn pause_exit(&mut self, _view: &mut SchedView, _v: VcpuId) -> bool {
+        // Xen's PAUSE exit handler calls SCHEDOP_yield.
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priorities_order_boost_under_over_idle() {
+        assert!(Pri::Boost > Pri::Under && Pri::Under > Pri::Over && Pri::Over > Pri::Idle);
+    }
+}

@@ -1,0 +1,213 @@
+//! The results tables of a run (serialised as `summary.json`, schema in `docs/results.md`).
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+use super::{gps_shares, HistSummary, TimeBuckets};
+use crate::engine::{Ns, NS_PER_S};
+use crate::host::ExitReason;
+use crate::scenario::Scenario;
+use crate::sim::World;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GuestTime {
+    #[serde(flatten)]
+    pub on_cpu: TimeBuckets,
+    /// Halted in the hypervisor (HLT).
+    pub halted: Ns,
+    /// Runnable but not running (steal).
+    pub steal: Ns,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VmResult {
+    pub vm: usize,
+    pub name: String,
+    pub vcpus: usize,
+    pub weight: u32,
+    pub cap_pct: u32,
+    pub finished: bool,
+    pub completion_ns: Option<Ns>,
+    /// Compute operations completed (a throughput measure for endless workloads).
+    pub ops: u64,
+    pub cpu_ns: Ns,
+    pub guest_ns: GuestTime,
+    /// (lock spin + IPI wait) / CPU time.
+    pub spin_fraction: f64,
+    pub exits: BTreeMap<String, u64>,
+    pub ple_exits: u64,
+    pub lock_holder_preemptions: u64,
+    pub lock_waiter_preemptions: u64,
+    pub migrations: u64,
+    pub share: f64,
+    pub ideal_share: f64,
+    pub relative_lag: f64,
+    pub lock_wait: HistSummary,
+    pub vipi_latency: HistSummary,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VcpuResult {
+    pub vm: usize,
+    pub vcpu: u32,
+    pub run_ns: Ns,
+    pub steal_ns: Ns,
+    pub halted_ns: Ns,
+    pub migrations: u64,
+    pub dispatches: u64,
+    pub ple_exits: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PcpuResult {
+    pub pcpu: usize,
+    pub socket: u32,
+    pub node: u32,
+    pub idle_ns: Ns,
+    pub hv_ns: Ns,
+    pub guest_ns: Ns,
+    pub sched_calls: u64,
+    pub context_switches: u64,
+    pub sched_calls_per_s: f64,
+    pub context_switches_per_s: f64,
+    pub migrations_in: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Totals {
+    pub directed_yield_attempted: u64,
+    pub directed_yield_successful: u64,
+    pub context_switches_per_pcpu_s: f64,
+    pub sched_calls_per_pcpu_s: f64,
+    pub hv_fraction: f64,
+    pub idle_fraction: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Results {
+    pub schema_version: u32,
+    pub scenario: Scenario,
+    pub scheduler: String,
+    pub seed: u64,
+    pub sim_time_ns: Ns,
+    pub events: u64,
+    pub vms: Vec<VmResult>,
+    pub vcpus: Vec<VcpuResult>,
+    pub pcpus: Vec<PcpuResult>,
+    pub totals: Totals,
+}
+
+pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
+    let now = w.now();
+    let secs = (now as f64 / NS_PER_S as f64).max(1e-12);
+    let n_p = w.pcpus.len() as f64;
+    let mut demand = Vec::new();
+    let mut weight = Vec::new();
+    let mut vms = Vec::new();
+    for (i, vm) in w.vms.iter().enumerate() {
+        let mut t = TimeBuckets::default();
+        let (mut halted, mut steal, mut cpu, mut mig, mut lhp, mut lwp) = (0, 0, 0, 0, 0, 0);
+        let mut exits = [0u64; 6];
+        let mut online = 0;
+        for &v in &vm.vcpus {
+            let vc = &w.vcpus[v];
+            t.add(&vc.t);
+            halted += vc.halted_ns;
+            steal += vc.steal_ns;
+            cpu += vc.run_ns;
+            mig += vc.migrations;
+            lhp += vc.lhp;
+            lwp += vc.lwp;
+            online += vc.online as u32;
+            for (k, e) in vc.exits.iter().enumerate() {
+                exits[k] += e;
+            }
+        }
+        demand.push(((cpu + steal) as f64 / now.max(1) as f64).min(online as f64));
+        weight.push(vm.weight as f64);
+        vms.push(VmResult {
+            vm: i,
+            name: vm.name.clone(),
+            vcpus: vm.vcpus.len(),
+            weight: vm.weight,
+            cap_pct: vm.cap_pct,
+            finished: vm.finished_at.is_some(),
+            completion_ns: vm.finished_at,
+            ops: vm.ops,
+            cpu_ns: cpu,
+            guest_ns: GuestTime { on_cpu: t, halted, steal },
+            spin_fraction: if cpu > 0 { (t.lock_spin + t.ipi_wait) as f64 / cpu as f64 } else { 0.0 },
+            exits: ExitReason::ALL.iter().map(|r| (r.name().to_string(), exits[r.index()])).collect(),
+            ple_exits: exits[ExitReason::Ple.index()],
+            lock_holder_preemptions: lhp,
+            lock_waiter_preemptions: lwp,
+            migrations: mig,
+            share: cpu as f64 / (now.max(1) as f64 * n_p),
+            ideal_share: 0.0,
+            relative_lag: 0.0,
+            lock_wait: vm.lock_wait.summary(),
+            vipi_latency: vm.vipi_latency.summary(),
+        });
+    }
+    let ideal = gps_shares(n_p, &demand, &weight);
+    for (r, g) in vms.iter_mut().zip(ideal) {
+        r.ideal_share = g / n_p;
+        r.relative_lag = if r.ideal_share > 0.0 { (r.share - r.ideal_share) / r.ideal_share } else { 0.0 };
+    }
+    let vcpus = w
+        .vcpus
+        .iter()
+        .map(|vc| VcpuResult {
+            vm: vc.vm,
+            vcpu: vc.idx,
+            run_ns: vc.run_ns,
+            steal_ns: vc.steal_ns,
+            halted_ns: vc.halted_ns,
+            migrations: vc.migrations,
+            dispatches: vc.dispatches,
+            ple_exits: vc.exits[ExitReason::Ple.index()],
+        })
+        .collect();
+    let pcpus: Vec<PcpuResult> = w
+        .pcpus
+        .iter()
+        .enumerate()
+        .map(|(p, pc)| PcpuResult {
+            pcpu: p,
+            socket: pc.socket,
+            node: pc.node,
+            idle_ns: pc.idle_ns,
+            hv_ns: pc.hv_ns,
+            guest_ns: pc.guest_ns,
+            sched_calls: pc.sched_calls,
+            context_switches: pc.context_switches,
+            sched_calls_per_s: pc.sched_calls as f64 / secs,
+            context_switches_per_s: pc.context_switches as f64 / secs,
+            migrations_in: pc.migrations_in,
+        })
+        .collect();
+    let (dya, dys) = w.sched.as_ref().map_or((0, 0), |s| s.yield_stats());
+    let sum = |f: &dyn Fn(&PcpuResult) -> f64| pcpus.iter().map(f).sum::<f64>();
+    let totals = Totals {
+        directed_yield_attempted: dya,
+        directed_yield_successful: dys,
+        context_switches_per_pcpu_s: sum(&|p| p.context_switches_per_s) / n_p,
+        sched_calls_per_pcpu_s: sum(&|p| p.sched_calls_per_s) / n_p,
+        hv_fraction: sum(&|p| p.hv_ns as f64) / (n_p * now.max(1) as f64),
+        idle_fraction: sum(&|p| p.idle_ns as f64) / (n_p * now.max(1) as f64),
+    };
+    Results {
+        schema_version: SCHEMA_VERSION,
+        scenario: sc.clone(),
+        scheduler: scheduler.to_string(),
+        seed: w.seed,
+        sim_time_ns: now,
+        events: w.q.events_popped(),
+        vms,
+        vcpus,
+        pcpus,
+        totals,
+    }
+}

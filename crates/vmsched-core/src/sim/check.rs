@@ -1,0 +1,150 @@
+//! Invariant checker, run after every event in checking mode (on in all tests).
+//!
+//! Checks: a pCPU runs at most one vCPU and a vCPU runs on at most one pCPU (and both sides
+//! agree); a guest thread is current on at most one vCPU and queued at most once; spinlock
+//! ownership matches what the holder is doing and every ticket waiter is spinning on that
+//! lock; every armed timer lies in the future; each running vCPU's accounted time matches its
+//! segment start; at the end, every pCPU's idle + hypervisor + guest time equals the
+//! simulated time exactly.
+
+use crate::sim::state::*;
+use crate::sim::World;
+
+impl World {
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let now = self.now();
+        let mut seen_vcpu = vec![None; self.vcpus.len()];
+        for (p, pc) in self.pcpus.iter().enumerate() {
+            if pc.cur != self.pcpu_cur[p] {
+                return Err(format!("pcpu {p}: scheduler view disagrees with the machine"));
+            }
+            if let Some(v) = pc.cur {
+                if let Some(q) = seen_vcpu[v] {
+                    return Err(format!("vcpu {v} runs on pcpu {q} and pcpu {p} at once"));
+                }
+                seen_vcpu[v] = Some(p);
+                if self.vcpus[v].run != RunState::Running(p) {
+                    return Err(format!("pcpu {p} runs vcpu {v} whose state is {:?}", self.vcpus[v].run));
+                }
+            }
+            if let Some(at) = pc.slice_timer.armed_at() {
+                if at < now {
+                    return Err(format!("pcpu {p}: slice timer armed in the past"));
+                }
+            }
+        }
+        let mut on_vcpu = vec![0u32; self.threads.len()];
+        for (v, vc) in self.vcpus.iter().enumerate() {
+            if let RunState::Running(p) = vc.run {
+                if self.pcpus[p].cur != Some(v) {
+                    return Err(format!("vcpu {v} thinks it runs on pcpu {p}, which runs {:?}", self.pcpus[p].cur));
+                }
+                if vc.seg_start > now {
+                    return Err(format!("vcpu {v}: accounting segment starts in the future"));
+                }
+            }
+            if !vc.online && (vc.cur.is_some() || !vc.runq.is_empty()) {
+                return Err(format!("offline vcpu {v} holds guest threads"));
+            }
+            if let Some(at) = vc.exec_timer.armed_at() {
+                if at < now {
+                    return Err(format!("vcpu {v}: execution timer armed in the past"));
+                }
+            }
+            for &t in vc.cur.iter().chain(vc.runq.iter()) {
+                on_vcpu[t] += 1;
+                if self.threads[t].vcpu != v {
+                    return Err(format!("thread {} is on vcpu {v} but records vcpu {}", self.threads[t].name, self.threads[t].vcpu));
+                }
+                if matches!(self.threads[t].act, Activity::Blocked | Activity::Exited) {
+                    return Err(format!("blocked or exited thread {} sits on vcpu {v}", self.threads[t].name));
+                }
+            }
+        }
+        for (t, n) in on_vcpu.iter().enumerate() {
+            if *n > 1 {
+                return Err(format!("thread {} is on {n} vcpus or queued twice", self.threads[t].name));
+            }
+        }
+        for vm in &self.vms {
+            for (i, l) in vm.locks.iter().enumerate() {
+                if let Some(h) = l.holder {
+                    match self.threads[h].act {
+                        Activity::LockGranted { lock, .. } if lock == i => {}
+                        Activity::Compute { then: AfterCompute::ReleaseLock(lock), .. } if lock == i => {}
+                        ref a => return Err(format!("lock {i} of {} held by {} which is {:?}", vm.name, self.threads[h].name, a)),
+                    }
+                    if l.waiters.contains(&h) {
+                        return Err(format!("lock {i} of {}: holder is also waiting", vm.name));
+                    }
+                }
+                for &w in &l.waiters {
+                    if !matches!(self.threads[w].act, Activity::SpinLock { lock, .. } if lock == i) {
+                        return Err(format!("lock {i} of {}: waiter {} is not spinning on it", vm.name, self.threads[w].name));
+                    }
+                }
+                let mut last = 0;
+                for &w in &l.waiters {
+                    if let Activity::SpinLock { since, .. } = self.threads[w].act {
+                        if since < last {
+                            return Err(format!("lock {i} of {}: ticket order broken", vm.name));
+                        }
+                        last = since;
+                    }
+                }
+            }
+        }
+        for (id, t) in &self.sched_timers {
+            if let Some(at) = t.armed_at() {
+                if at < now {
+                    return Err(format!("scheduler timer {id} armed in the past"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After `settle`: each pCPU's time adds up exactly to the simulated time, and each vCPU's
+    /// buckets add up to its run time.
+    pub(crate) fn check_time_conservation(&self) -> Result<(), String> {
+        let now = self.now();
+        for (p, pc) in self.pcpus.iter().enumerate() {
+            let sum = pc.idle_ns + pc.hv_ns + pc.guest_ns;
+            if sum != now {
+                return Err(format!("pcpu {p}: idle {} + hv {} + guest {} = {sum} != {now}", pc.idle_ns, pc.hv_ns, pc.guest_ns));
+            }
+        }
+        for (v, vc) in self.vcpus.iter().enumerate() {
+            if vc.t.total() != vc.run_ns {
+                return Err(format!("vcpu {v}: buckets {} != run time {}", vc.t.total(), vc.run_ns));
+            }
+            let states = vc.run_ns + vc.steal_ns + vc.halted_ns;
+            if vc.run != RunState::Offline && states > now {
+                return Err(format!("vcpu {v}: run + steal + halted {states} exceeds {now}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Close every open interval at the current time (end of run).
+    pub(crate) fn settle(&mut self) {
+        let now = self.now();
+        for v in 0..self.vcpus.len() {
+            self.advance(v);
+            let vc = &mut self.vcpus[v];
+            let dt = now - vc.state_since;
+            match vc.run {
+                RunState::Runnable => vc.steal_ns += dt,
+                RunState::Blocked => vc.halted_ns += dt,
+                _ => {}
+            }
+            vc.state_since = now;
+        }
+        for pc in &mut self.pcpus {
+            if let Some(s) = pc.idle_since {
+                pc.idle_ns += now - s;
+                pc.idle_since = Some(now);
+            }
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! World state shared by the host, hypervisor and guest layers: pCPUs, vCPUs, VMs, guest
+//! threads and synchronisation objects. Behaviour lives in `hv::machine` (hypervisor side)
+//! and `guest::kernel` (guest side); this file holds only data.
+
+use std::collections::VecDeque;
+
+use crate::engine::{Ns, RngStream, Timer};
+use crate::host::ExitReason;
+use crate::metrics::{Histogram, TimeBuckets};
+use crate::scenario::SpinlockKind;
+
+pub type PcpuId = usize;
+pub type VcpuId = usize;
+pub type VmId = usize;
+pub type ThreadId = usize;
+
+/// Hypervisor run state of a vCPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    Running(PcpuId),
+    /// Runnable, waiting in a hypervisor runqueue (its time counts as steal).
+    Runnable,
+    /// Halted (HLT) in the hypervisor until an interrupt.
+    Blocked,
+    /// Offline in the guest: never scheduled.
+    Offline,
+}
+
+#[derive(Debug, Default)]
+pub struct Pcpu {
+    pub socket: u32,
+    pub node: u32,
+    pub cur: Option<VcpuId>,
+    /// Guest + hypervisor time run here (drives cache eviction of departed vCPUs).
+    pub busy_ns: Ns,
+    pub idle_ns: Ns,
+    pub hv_ns: Ns,
+    pub guest_ns: Ns,
+    pub idle_since: Option<Ns>,
+    pub slice_timer: Timer,
+    pub resched_pending: bool,
+    pub sched_calls: u64,
+    pub context_switches: u64,
+    pub migrations_in: u64,
+}
+
+/// A unit of interrupt work the vCPU runs before resuming its thread.
+#[derive(Debug, Clone)]
+pub struct IrqWork {
+    pub left_ns: Ns,
+    pub action: IrqAction,
+    pub sent_at: Ns,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IrqAction {
+    /// Function-call IPI handler: acknowledge call `call`.
+    CallAck(usize),
+    /// Device interrupt: wake the thread whose I/O completed.
+    IoDone(ThreadId),
+    Nothing,
+}
+
+#[derive(Debug)]
+pub struct Vcpu {
+    pub vm: VmId,
+    pub idx: u32,
+    pub run: RunState,
+    pub last_pcpu: PcpuId,
+    /// `pcpus[last_pcpu].busy_ns` when this vCPU left it.
+    pub left_busy_ns: Ns,
+    pub state_since: Ns,
+    /// Start of the current accounting segment while running.
+    pub seg_start: Ns,
+    /// Hypervisor time owed before the guest runs (world switch, exits).
+    pub hv_debt_ns: Ns,
+    pub irq: VecDeque<IrqWork>,
+    /// Interrupts that arrived while descheduled; injected at the next dispatch.
+    pub pending_irq: Vec<IrqWork>,
+    pub refill_debt_ns: Ns,
+    pub halt_pending: bool,
+    /// Guest side.
+    pub online: bool,
+    pub cur: Option<ThreadId>,
+    pub runq: VecDeque<ThreadId>,
+    pub exec_timer: Timer,
+    /// PLE: current window (cycles) and spin time since the last exit or dispatch.
+    pub ple_window_cycles: u64,
+    pub ple_spun_ns: Ns,
+    /// KVM flags: descheduled while runnable, and whether it was then in guest kernel mode.
+    pub preempted: bool,
+    pub preempted_in_kernel: bool,
+    pub in_spin_loop: bool,
+    pub dy_eligible: bool,
+    /// Accounting.
+    pub t: TimeBuckets,
+    pub run_ns: Ns,
+    pub steal_ns: Ns,
+    pub halted_ns: Ns,
+    pub dispatches: u64,
+    pub migrations: u64,
+    pub exits: [u64; 6],
+    pub lhp: u64,
+    pub lwp: u64,
+}
+
+impl Vcpu {
+    pub fn new(vm: VmId, idx: u32, pcpu: PcpuId, online: bool, ple_window_cycles: u64) -> Self {
+        Vcpu {
+            vm,
+            idx,
+            run: if online { RunState::Blocked } else { RunState::Offline },
+            last_pcpu: pcpu,
+            left_busy_ns: 0,
+            state_since: 0,
+            seg_start: 0,
+            hv_debt_ns: 0,
+            irq: VecDeque::new(),
+            pending_irq: Vec::new(),
+            refill_debt_ns: 0,
+            halt_pending: false,
+            online,
+            cur: None,
+            runq: VecDeque::new(),
+            exec_timer: Timer::default(),
+            ple_window_cycles,
+            ple_spun_ns: 0,
+            preempted: false,
+            preempted_in_kernel: false,
+            in_spin_loop: false,
+            dy_eligible: false,
+            t: TimeBuckets::default(),
+            run_ns: 0,
+            steal_ns: 0,
+            halted_ns: 0,
+            dispatches: 0,
+            migrations: 0,
+            exits: [0; 6],
+            lhp: 0,
+            lwp: 0,
+        }
+    }
+    pub fn count_exit(&mut self, r: ExitReason) {
+        self.exits[r.index()] += 1;
+    }
+    pub fn running_on(&self) -> Option<PcpuId> {
+        match self.run {
+            RunState::Running(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// What a guest thread does while its vCPU runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Activity {
+    /// About to execute its next instruction.
+    Ready,
+    /// Work left (ns at full speed) and what completes when it is done.
+    Compute { left: f64, mem_fraction: f64, then: AfterCompute },
+    /// Spinning on a guest spinlock (kernel mode, PAUSE loop: PLE sees it).
+    SpinLock { lock: usize, since: Ns },
+    /// A spinlock was handed over; the hand-off completes when this much run time has passed.
+    LockGranted { lock: usize, left: Ns, since: Ns },
+    /// Waiting for function-call IPI acknowledgements (kernel, preemption off, PLE sees it).
+    IpiWait { call: usize },
+    /// Spin-then-block at a barrier (user mode: no PLE on Intel, which exits only at CPL0).
+    BarrierSpin { barrier: usize, gen: u64, left: Ns },
+    /// Adaptive mutex: optimistic spin in the kernel before sleeping.
+    MutexSpin { mutex: usize, left: Ns, since: Ns },
+    /// Off the CPU, waiting for an event.
+    Blocked,
+    Exited,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterCompute {
+    Next,
+    /// End of a spinlock critical section: release the lock.
+    ReleaseLock(usize),
+    ReleaseMutex(usize),
+    /// Local flush done: send the shootdown IPIs.
+    SendShootdown,
+}
+
+impl Activity {
+    /// Guest preemption is disabled (spinlock held or awaited, IPI wait).
+    pub fn preempt_disabled(&self) -> bool {
+        match self {
+            Activity::Compute { then, .. } => !matches!(then, AfterCompute::Next | AfterCompute::ReleaseMutex(_)),
+            Activity::SpinLock { .. } | Activity::LockGranted { .. } | Activity::IpiWait { .. } => true,
+            _ => false,
+        }
+    }
+    /// Spinning in a PAUSE loop at CPL0, visible to pause-loop exiting.
+    pub fn kernel_spin(&self) -> bool {
+        matches!(self, Activity::SpinLock { .. } | Activity::IpiWait { .. } | Activity::MutexSpin { .. })
+    }
+}
+
+#[derive(Debug)]
+pub struct Thread {
+    pub vm: VmId,
+    pub name: String,
+    pub prog: usize,
+    pub pc: usize,
+    pub slots: Vec<u64>,
+    pub mm: usize,
+    pub vcpu: VcpuId,
+    pub affinity: Option<Vec<bool>>,
+    pub act: Activity,
+    pub rng: RngStream,
+    pub ws_kib: u32,
+    pub slice_used_ns: Ns,
+    pub parent: Option<ThreadId>,
+    pub live_children: u32,
+    pub waiting_children: bool,
+    pub lock_req_at: Ns,
+    /// Duration drawn for the critical section awaiting its lock.
+    pub pending_ns: Ns,
+    pub forks: u64,
+    pub ops: u64,
+}
+
+impl Thread {
+    pub fn allowed(&self, vcpu_idx: u32) -> bool {
+        self.affinity.as_ref().map_or(true, |a| a.get(vcpu_idx as usize).copied().unwrap_or(false))
+    }
+}
+
+#[derive(Debug)]
+pub struct SpinLockObj {
+    pub kind: SpinlockKind,
+    pub holder: Option<ThreadId>,
+    /// FIFO of waiters (ticket order for ticket and queued locks).
+    pub waiters: VecDeque<ThreadId>,
+    pub rng: RngStream,
+}
+
+#[derive(Debug, Default)]
+pub struct MutexObj {
+    pub holder: Option<ThreadId>,
+    pub sleepers: VecDeque<ThreadId>,
+    pub spinners: Vec<ThreadId>,
+}
+
+#[derive(Debug, Default)]
+pub struct BarrierObj {
+    pub parties: u32,
+    pub arrived: u32,
+    pub gen: u64,
+    pub sleepers: Vec<ThreadId>,
+    pub spinners: Vec<ThreadId>,
+}
+
+#[derive(Debug, Default)]
+pub struct QueueObj {
+    pub capacity: u32,
+    pub items: u32,
+    pub getters: VecDeque<ThreadId>,
+    pub putters: VecDeque<ThreadId>,
+}
+
+#[derive(Debug, Default)]
+pub struct CondObj {
+    pub waiters: VecDeque<ThreadId>,
+}
+
+/// An in-flight `smp_call_function_many` (or TLB shootdown).
+#[derive(Debug)]
+pub struct IpiCall {
+    pub sender: ThreadId,
+    pub outstanding: u32,
+}
+
+#[derive(Debug)]
+pub struct Vm {
+    pub name: String,
+    pub weight: u32,
+    pub cap_pct: u32,
+    pub vcpus: Vec<VcpuId>,
+    pub pin: Option<Vec<PcpuId>>,
+    pub memory_node: u32,
+    pub spinlock: SpinlockKind,
+    pub slice_ns: Ns,
+    pub balance_ns: Ns,
+    pub tick_ns: Ns,
+    pub tickless: bool,
+    pub irq_vcpu: u32,
+    pub threads: Vec<ThreadId>,
+    pub live_threads: u32,
+    pub finite: bool,
+    pub finished_at: Option<Ns>,
+    pub locks: Vec<SpinLockObj>,
+    pub mutexes: Vec<MutexObj>,
+    pub barriers: Vec<BarrierObj>,
+    pub queues: Vec<QueueObj>,
+    pub conds: Vec<CondObj>,
+    pub next_mm: usize,
+    pub io_rng: RngStream,
+    pub lock_wait: Histogram,
+    pub vipi_latency: Histogram,
+    pub balance_timer: Timer,
+    pub ops: u64,
+}
