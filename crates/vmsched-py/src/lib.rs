@@ -68,9 +68,29 @@ fn catalog_json() -> PyResult<String> {
 }
 
 /// One simulation run, advanced in steps with `run_until`.
-#[pyclass(module = "vmsched._core")]
+///
+/// `unsendable`: the core's `Simulation` holds trait objects that are not `Send`, so the
+/// object stays on the Python thread that created it (PyO3 raises if another thread uses it).
+#[pyclass(module = "vmsched._core", unsendable)]
 struct Simulation {
     inner: sim::Simulation,
+}
+
+/// A pointer to a `Simulation` that may cross the `allow_threads` boundary.
+///
+/// Safety: `allow_threads` runs its closure synchronously on the *current* thread and only
+/// releases the GIL meanwhile. The pointer comes from `&mut self` (or `&self`) of an
+/// `unsendable` pyclass, whose borrow is held for the whole call and which PyO3 lets only its
+/// owning thread touch, so nothing else can access the simulation (or any `Rc` it owns) while
+/// the closure runs.
+struct SimPtr(*mut sim::Simulation);
+unsafe impl Send for SimPtr {}
+
+impl SimPtr {
+    /// Safety: see the type's documentation.
+    unsafe fn get(&self) -> &mut sim::Simulation {
+        &mut *self.0
+    }
 }
 
 #[pymethods]
@@ -92,8 +112,9 @@ impl Simulation {
 
     /// Advance simulated time to `t_ns` (clamped to the horizon). Releases the GIL.
     fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
-        let inner = &mut self.inner;
-        py.allow_threads(move || inner.run_until(t_ns)).map_err(|e| sim_err(py, e))
+        let p = SimPtr(&mut self.inner);
+        // SAFETY: see `SimPtr`.
+        py.allow_threads(move || unsafe { p.get() }.run_until(t_ns)).map_err(|e| sim_err(py, e))
     }
 
     #[getter]
@@ -117,9 +138,10 @@ impl Simulation {
     }
 
     /// The results so far, as the pretty JSON of `docs/results.md` (byte-stable).
-    fn results_json(&self, py: Python<'_>) -> String {
-        let inner = &self.inner;
-        py.allow_threads(move || sim::results_json(&inner.results()))
+    fn results_json(&mut self, py: Python<'_>) -> String {
+        let p = SimPtr(&mut self.inner);
+        // SAFETY: see `SimPtr`.
+        py.allow_threads(move || sim::results_json(&unsafe { p.get() }.results()))
     }
 
     fn __repr__(&self) -> String {

@@ -1,0 +1,377 @@
+"""The ``vmsched`` command line.
+
+Exit codes: 0 success; 2 bad input (bad flag, unreadable file, invalid scenario: a one-line
+message naming the field, never a traceback); 3 the invariant checker (``--check``) found a
+violation; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .errors import ScenarioError, SimulationError
+
+PROG = "vmsched"
+EXAMPLE_SCHEDULERS = ("credit", "cfs", "rr")
+
+EXIT_USAGE = 2
+EXIT_SIM = 3
+
+
+class UsageError(Exception):
+    """A user error reported as one line with exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2 (argparse prints usage + message)
+        sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
+        sys.exit(EXIT_USAGE)
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    if not 0 <= v < 2**64:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer below 2**64, got {text}")
+    return v
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return v
+
+
+# -- table formatting ---------------------------------------------------------------------
+
+def _fmt(v: Any, spec: str = "") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "-"
+        if math.isinf(v):
+            return "inf"
+        return format(v, spec or ".3g")
+    return str(v)
+
+
+def format_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    rows = [list(map(str, r)) for r in rows]
+    widths = [len(h) for h in headers]
+    for r in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, r)]
+    left = [all(not _numeric(r[i]) for r in rows) if rows else True for i in range(len(headers))]
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if l else c.rjust(w)
+                         for c, w, l in zip(cells, widths, left)).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def _numeric(s: str) -> bool:
+    s = s.strip().rstrip("%")
+    if s in ("-", "inf"):
+        return True
+    try:
+        float(s.split()[0])
+        return True
+    except (ValueError, IndexError):
+        return False
+
+
+def _val(row: dict, key: str) -> Any:
+    v = row.get(key)
+    try:
+        if v is not None and isinstance(v, float) and math.isnan(v):
+            return None
+    except TypeError:
+        pass
+    return v
+
+
+def _pct(v: Any) -> str:
+    return "-" if v is None else _fmt(float(v), ".1f")
+
+
+def _done_or_throughput(vm: dict) -> str:
+    if vm.get("completion_ms") is not None and not _isnan(vm.get("completion_ms")):
+        return f"{vm['completion_ms']:.1f} ms"
+    if vm.get("throughput") is not None and not _isnan(vm.get("throughput")):
+        unit = vm.get("throughput_unit", "/s")
+        return f"{_fmt(float(vm['throughput']))} {unit}"
+    return "-"
+
+
+def _isnan(v: Any) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _share(vm: dict) -> str:
+    s = _val(vm, "share")
+    return "-" if s is None else f"{100 * float(s):.1f}%"
+
+
+def vm_table(res) -> str:
+    headers = ["VM", "vCPUs", "weight", "done/throughput", "CPU s", "share", "ideal",
+               "rel.lag", "useful %", "lock spin %", "IPI wait %", "steal s", "PLE exits"]
+    rows = []
+    for vm in res.vms.to_dict("records"):
+        ideal = _val(vm, "ideal_share")
+        rows.append([
+            vm.get("name", vm.get("vm", "?")),
+            _fmt(vm.get("vcpus")),
+            _fmt(vm.get("weight")),
+            _done_or_throughput(vm),
+            _fmt(vm.get("cpu_ns", 0) / 1e9 if vm.get("cpu_ns") is not None else None, ".3f"),
+            _share(vm),
+            "-" if ideal is None else f"{100 * float(ideal):.1f}%",
+            _fmt(_val(vm, "relative_lag"), "+.3f") if _val(vm, "relative_lag") is not None else "-",
+            _pct(_val(vm, "useful_pct")),
+            _pct(_val(vm, "lock_spin_pct")),
+            _pct(_val(vm, "ipi_wait_pct")),
+            _fmt(vm["guest_ns_steal"] / 1e9, ".3f") if _val(vm, "guest_ns_steal") is not None else "-",
+            _fmt(_val(vm, "ple_exits")),
+        ])
+    return format_table(headers, rows)
+
+
+def run_header(res, name: str) -> str:
+    wall = f", wall {res.wall_s:.2f} s" if res.wall_s is not None else ""
+    ctx = res.host_ctx_switches_per_pcpu_s()
+    return (f"{name}: scheduler={res.scheduler} seed={res.seed} "
+            f"simulated {res.sim_time_ns / 1e9:.3f} s, {res.events} events{wall}; "
+            f"context switches per pCPU-second: {_fmt(ctx, '.1f')}")
+
+
+# -- commands -----------------------------------------------------------------------------
+
+def _load(path: str):
+    from .scenario import Scenario
+
+    try:
+        return Scenario.from_file(path)
+    except ScenarioError as e:
+        raise UsageError(f"{path}: {e}") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, expected a scenario file") from None
+    except OSError as e:
+        raise UsageError(f"{path}: {e.strerror or e}") from None
+
+
+def _check_scheduler_flag(name: str | None) -> None:
+    if name is None:
+        return
+    from .scenario import scheduler_names
+
+    known = scheduler_names()
+    if name not in known:
+        raise UsageError(f"--scheduler: unknown scheduler '{name}' (known: {', '.join(known)})")
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    from .runner import run
+
+    _check_scheduler_flag(a.scheduler)
+    sc = _load(a.scenario)
+    res = run(sc, scheduler=a.scheduler, seed=a.seed, check=a.check, progress=not a.quiet)
+    if a.out:
+        res.to_dir(a.out, parquet=not a.no_parquet)
+    if not a.quiet:
+        print(run_header(res, sc.name))
+        print(vm_table(res))
+        if a.out:
+            print(f"results written to {a.out}/summary.json (+ vms/vcpus/pcpus .csv"
+                  f"{'' if a.no_parquet else ' and .parquet'})")
+    return 0
+
+
+def cmd_validate(a: argparse.Namespace) -> int:
+    from .scenario import Scenario
+
+    bad = 0
+    for path in a.scenarios:
+        try:
+            Scenario.from_file(path)
+        except ScenarioError as e:
+            print(f"{path}: {e}")
+            bad += 1
+        except IsADirectoryError:
+            print(f"{path}: is a directory, expected a scenario file")
+            bad += 1
+        except OSError as e:
+            print(f"{path}: {e.strerror or e}")
+            bad += 1
+        else:
+            print(f"{path}: OK")
+    return EXIT_USAGE if bad else 0
+
+
+def cmd_list(a: argparse.Namespace) -> int:
+    from .scenario import catalog
+
+    cat = catalog()
+    if a.json:
+        print(json.dumps(cat, indent=2))
+        return 0
+    for section in ("schedulers", "workloads"):
+        print(f"{section}:")
+        print(format_table(["name", "description", "source"],
+                           [[e["name"], e["description"], e["source"]] for e in cat[section]]))
+        print()
+    return 0
+
+
+def cmd_examples(a: argparse.Namespace) -> int:
+    from . import example_scenarios
+    from .runner import run
+
+    schedulers = a.scheduler or list(EXAMPLE_SCHEDULERS)
+    for s in schedulers:
+        _check_scheduler_flag(s)
+    paths = example_scenarios()
+    if a.only:
+        import fnmatch
+
+        paths = [p for p in paths if any(fnmatch.fnmatch(p.stem, pat) for pat in a.only)]
+    if not paths:
+        raise UsageError("no example scenarios found" + (f" matching {a.only}" if a.only else ""))
+    scenarios = [(p, _load(str(p))) for p in paths]
+    out = Path(a.out)
+    headers = ["scenario", "scheduler", "VM", "done/throughput", "share", "lock spin %",
+               "IPI wait %", "ctx sw/pCPU-s"]
+    rows, records = [], []
+    for path, sc in scenarios:
+        for sched in schedulers:
+            res = run(sc, scheduler=sched, check=a.check, progress=not a.quiet)
+            res.to_dir(out / path.stem / sched)
+            ctx = res.host_ctx_switches_per_pcpu_s()
+            for vm in res.vms.to_dict("records"):
+                row = [path.stem, sched, vm.get("name", vm.get("vm")), _done_or_throughput(vm),
+                       _share(vm), _pct(_val(vm, "lock_spin_pct")),
+                       _pct(_val(vm, "ipi_wait_pct")), _fmt(ctx, ".1f")]
+                rows.append(row)
+                records.append(dict(zip(headers, row)))
+            if not a.quiet:
+                print(f"  {path.stem} [{sched}]: {res.sim_time_ns / 1e9:.3f} simulated s, "
+                      f"{res.events} events, {res.wall_s:.2f} wall s", file=sys.stderr)
+    table = format_table(headers, rows)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.txt").write_text(table + "\n", encoding="utf-8")
+    print(table)
+    print(f"\nresults: {out}/<scenario>/<scheduler>/summary.json (table in {out}/summary.txt)")
+    return 0
+
+
+def cmd_bench(a: argparse.Namespace) -> int:
+    from .bench import run_bench, to_json
+
+    report = run_bench(quick=a.quick, repeat=a.repeat)
+    headers = ["benchmark", "events", "simulated s", "events/s (median)",
+               "sim s per wall s (median)", "repeats"]
+    rows = [[r["bench"], _fmt(r["events"], ".0f") if isinstance(r["events"], float) else str(r["events"]),
+             f"{r['sim_s']:.3f}", _fmt(float(r["events_per_s"]), ".4g"),
+             _fmt(float(r["sim_s_per_wall_s"]), ".4g"), str(r["repeat"])]
+            for r in report["results"]]
+    print(format_table(headers, rows))
+    if a.json:
+        Path(a.json).write_text(to_json(report) + "\n", encoding="utf-8")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Deterministic simulator of SMP virtual machines on "
+                "shared hosts.", epilog="Exit codes: 0 ok, 2 bad input, 3 invariant violation.")
+    from . import __version__
+
+    p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    r = sub.add_parser("run", help="run one scenario and print a per-VM summary")
+    r.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml or .json)")
+    r.add_argument("--scheduler", metavar="NAME", help="override the hypervisor scheduler")
+    r.add_argument("--seed", type=_seed, metavar="N", help="override the scenario seed")
+    r.add_argument("--out", metavar="DIR", help="write DIR/summary.json, vms/vcpus/pcpus "
+                   ".csv and .parquet")
+    r.add_argument("--check", action="store_true", help="check invariants after every event")
+    r.add_argument("--quiet", "-q", action="store_true", help="no table, no progress bar")
+    r.add_argument("--no-parquet", action="store_true", help="write CSV and JSON only")
+    r.set_defaults(func=cmd_run)
+
+    v = sub.add_parser("validate", help="check scenario files")
+    v.add_argument("scenarios", nargs="+", metavar="SCENARIO")
+    v.set_defaults(func=cmd_validate)
+
+    ls = sub.add_parser("list", help="list schedulers and workloads")
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
+    ls.set_defaults(func=cmd_list)
+
+    e = sub.add_parser("examples", help="run the example scenarios under credit, cfs and rr")
+    e.add_argument("--out", default="out/examples", metavar="DIR",
+                   help="results folder (default: out/examples)")
+    e.add_argument("--scheduler", action="append", metavar="NAME",
+                   help="scheduler to use (repeatable; default: credit, cfs, rr)")
+    e.add_argument("--only", action="append", metavar="GLOB",
+                   help="only scenarios whose name matches (repeatable)")
+    e.add_argument("--check", action="store_true", help="check invariants after every event")
+    e.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    e.set_defaults(func=cmd_examples)
+
+    b = sub.add_parser("bench", help="simulator speed: events/s and simulated s per wall s")
+    b.add_argument("--quick", action="store_true", help="shorter runs, 3 repetitions")
+    b.add_argument("--repeat", type=_positive_int, metavar="N", help="repetitions (median)")
+    b.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    try:
+        return int(a.func(a) or 0)
+    except UsageError as e:
+        _err(str(e))
+        return EXIT_USAGE
+    except ScenarioError as e:
+        where = getattr(a, "scenario", None)
+        _err(f"{where}: {e}" if where else str(e))
+        return EXIT_USAGE
+    except SimulationError as e:
+        _err(str(e))
+        return EXIT_SIM
+    except (TypeError, ValueError) as e:
+        _err(str(e))
+        return EXIT_USAGE
+    except OSError as e:
+        name = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        _err(f"{name}{e.strerror or e}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+
+
+def _err(msg: str) -> None:
+    msg = " ".join(str(msg).split("\n"))
+    sys.stderr.write(f"{PROG}: {msg}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Running scenarios."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Mapping, Union
+
+from . import _core
+from .results import Results
+from .scenario import PathLike, Scenario, check_scheduler
+
+__all__ = ["run", "Simulation", "check_args"]
+
+Simulation = _core.Simulation
+
+#: A run advances in this many steps (for the progress bar and Ctrl-C responsiveness).
+DEFAULT_CHUNKS = 200
+
+U64_MAX = 2**64 - 1
+
+
+def check_args(scheduler: Any = None, seed: Any = None, check: Any = False,
+               progress: Any = False) -> None:
+    """Validate the Python-side arguments of :func:`run` with clear errors."""
+    if scheduler is not None:
+        check_scheduler(scheduler, path="scheduler")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            # accept numpy integers
+            if hasattr(seed, "__index__") and not isinstance(seed, bool):
+                seed = seed.__index__()
+            else:
+                raise TypeError(f"seed must be a non-negative integer, got {type(seed).__name__}")
+        if not 0 <= seed <= U64_MAX:
+            raise ValueError(f"seed must be a non-negative integer below 2**64, got {seed}")
+    if not isinstance(check, bool):
+        raise TypeError(f"check must be True or False, got {type(check).__name__}")
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
+
+
+def run(scenario: Union[Scenario, Mapping[str, Any], PathLike],
+        scheduler: str | None = None,
+        seed: int | None = None,
+        check: bool = False,
+        progress: bool = False,
+        chunks: int = DEFAULT_CHUNKS) -> Results:
+    """Run a scenario (a :class:`Scenario`, a dict or a file path) to its end.
+
+    ``scheduler`` and ``seed`` override the scenario's own; ``check=True`` asserts the
+    model's invariants after every event (raises :class:`SimulationError` on a violation);
+    ``progress=True`` shows a progress bar on stderr for runs longer than a second.
+    """
+    check_args(scheduler, seed, check, progress)
+    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
+        raise ValueError(f"chunks must be a positive integer, got {chunks!r}")
+    sc = Scenario.load(scenario)
+    if seed is not None:
+        seed = int(seed.__index__())
+    sim = _core.Simulation(sc.to_json(), scheduler, seed, check)
+
+    horizon = int(sim.horizon_ns)
+    step = max(1, -(-horizon // chunks))
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=round(horizon / 1e9, 6), unit="sim-s", delay=1.0, file=sys.stderr,
+                   desc=f"{sc.name} [{scheduler or sc.scheduler}]", leave=False,
+                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.3f}/{total:.3f} sim-s "
+                              "[{elapsed}<{remaining}]")
+    t0 = time.perf_counter()
+    try:
+        target = 0
+        shown = 0
+        while not sim.done and target < horizon:
+            target = min(target + step, horizon)
+            sim.run_until(target)
+            if bar is not None:
+                now = min(int(sim.now_ns), horizon)
+                bar.update(round((now - shown) / 1e9, 6))
+                shown = now
+    finally:
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - t0
+    return Results(sim.results_json(), wall_s=wall)
+
