@@ -7,10 +7,12 @@ only. Unknown keys are kept, so new fields of the core appear as new columns.
 
 Derived columns added to ``vms`` (computed here, not in summary.json):
 
-* ``guest_cpu_ns``: on-CPU guest time, the sum of ``guest_ns`` except ``halted`` and ``steal``;
+* ``guest_cpu_ns``: guest CPU time, the sum of ``guest_ns`` except ``hv`` (hypervisor
+  overhead), ``halted`` and ``steal`` (i.e. ``cpu_ns - guest_ns.hv``);
 * ``lock_spin_pct``, ``ipi_wait_pct``, ``barrier_spin_pct``, ``useful_pct``: each as a
   percentage of ``guest_cpu_ns``;
-* ``completion_ms``: ``completion_ns / 1e6`` (NaN when the VM did not finish).
+* ``completion_ms``: ``completion_ns / 1e6`` (NaN when the VM did not finish);
+* ``ops_per_s``: ``ops`` per simulated second (a throughput for endless workloads).
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ import pandas as pd
 
 __all__ = ["Results", "flatten"]
 
-#: guest_ns categories that are not on-CPU time.
-OFF_CPU = ("halted", "steal")
+#: guest_ns categories that are not guest CPU time.
+NOT_GUEST_CPU = ("hv", "halted", "steal")
 
 #: Files written by :meth:`Results.to_dir`.
 TABLES = ("vms", "vcpus", "pcpus")
@@ -93,7 +95,7 @@ class Results:
         if name not in self._tables:
             df = _table(self.summary.get(name, []) or [])
             if name == "vms":
-                df = _derive_vm_columns(df)
+                df = _derive_vm_columns(df, self.sim_time_ns)
             self._tables[name] = df
         return self._tables[name].copy()
 
@@ -109,8 +111,16 @@ class Results:
     def pcpus(self) -> pd.DataFrame:
         return self._get("pcpus")
 
+    @property
+    def totals(self) -> dict:
+        """Host-wide figures (``totals`` of summary.json; empty if absent)."""
+        return dict(self.summary.get("totals") or {})
+
     def host_ctx_switches_per_pcpu_s(self) -> float:
         """Mean context switches per pCPU per simulated second (NaN if unknown)."""
+        t = self.totals.get("context_switches_per_pcpu_s")
+        if t is not None:
+            return float(t)
         p = self.pcpus
         if "context_switches_per_s" in p and len(p):
             return float(p["context_switches_per_s"].mean())
@@ -156,11 +166,11 @@ class Results:
                 f"vms={len(self.summary.get('vms', []) or [])}>")
 
 
-def _derive_vm_columns(df: pd.DataFrame) -> pd.DataFrame:
+def _derive_vm_columns(df: pd.DataFrame, sim_time_ns: int) -> pd.DataFrame:
     if df.empty:
         return df
     cats = [c for c in df.columns if c.startswith("guest_ns_")]
-    on_cpu = [c for c in cats if c[len("guest_ns_"):] not in OFF_CPU]
+    on_cpu = [c for c in cats if c[len("guest_ns_"):] not in NOT_GUEST_CPU]
     if on_cpu:
         df["guest_cpu_ns"] = df[on_cpu].fillna(0).sum(axis=1)
         denom = df["guest_cpu_ns"].where(df["guest_cpu_ns"] > 0)
@@ -170,4 +180,6 @@ def _derive_vm_columns(df: pd.DataFrame) -> pd.DataFrame:
                 df[f"{cat}_pct"] = 100.0 * df[col] / denom
     if "completion_ns" in df:
         df["completion_ms"] = pd.to_numeric(df["completion_ns"], errors="coerce") / 1e6
+    if "ops" in df and sim_time_ns > 0:
+        df["ops_per_s"] = df["ops"] / (sim_time_ns / 1e9)
     return df
