@@ -24,44 +24,56 @@ pub fn stream_seed(seed: u64, identity: &str) -> u64 {
 pub struct RngStream {
     rng: Pcg64Mcg,
     draws: u64,
+    /// Running FNV-style hash of every value drawn (tests of common random numbers).
+    trace: u64,
 }
 
 impl RngStream {
     pub fn new(seed: u64, identity: &str) -> Self {
-        RngStream { rng: Pcg64Mcg::seed_from_u64(stream_seed(seed, identity)), draws: 0 }
+        RngStream { rng: Pcg64Mcg::seed_from_u64(stream_seed(seed, identity)), draws: 0, trace: 0xcbf2_9ce4_8422_2325 }
     }
 
     pub fn draws(&self) -> u64 {
         self.draws
     }
 
-    pub fn uniform(&mut self) -> f64 {
+    /// Hash of the sequence of values drawn so far.
+    pub fn trace(&self) -> u64 {
+        self.trace
+    }
+
+    fn note(&mut self, x: f64) -> f64 {
         self.draws += 1;
-        self.rng.gen::<f64>()
+        self.trace = (self.trace ^ x.to_bits()).wrapping_mul(0x0000_0100_0000_01b3);
+        x
+    }
+
+    pub fn uniform(&mut self) -> f64 {
+        let x = self.rng.gen::<f64>();
+        self.note(x)
     }
 
     pub fn below(&mut self, n: usize) -> usize {
-        self.draws += 1;
-        self.rng.gen_range(0..n.max(1))
+        let x = self.rng.gen_range(0..n.max(1));
+        self.note(x as f64);
+        x
     }
 
     pub fn exp(&mut self, mean: f64) -> f64 {
-        self.draws += 1;
-        if mean <= 0.0 {
-            return 0.0;
-        }
-        Exp::new(1.0 / mean).map(|d| d.sample(&mut self.rng)).unwrap_or(mean)
+        let x = if mean <= 0.0 { 0.0 } else { Exp::new(1.0 / mean).map(|d| d.sample(&mut self.rng)).unwrap_or(mean) };
+        self.note(x)
     }
 
     /// Log-normal with the given mean and coefficient of variation.
     pub fn lognormal(&mut self, mean: f64, cv: f64) -> f64 {
-        self.draws += 1;
-        if mean <= 0.0 {
-            return 0.0;
-        }
-        let s2 = (1.0 + cv * cv).ln();
-        let mu = mean.ln() - 0.5 * s2;
-        LogNormal::new(mu, s2.sqrt()).map(|d| d.sample(&mut self.rng)).unwrap_or(mean)
+        let x = if mean <= 0.0 {
+            0.0
+        } else {
+            let s2 = (1.0 + cv * cv).ln();
+            let mu = mean.ln() - 0.5 * s2;
+            LogNormal::new(mu, s2.sqrt()).map(|d| d.sample(&mut self.rng)).unwrap_or(mean)
+        };
+        self.note(x)
     }
 }
 

@@ -360,6 +360,10 @@ impl World {
         };
         if let Some(w) = next {
             self.vms[vm].locks[lock].holder = Some(w);
+            if self.running_cur(w).is_none() {
+                let u = self.threads[w].vcpu;
+                self.vcpus[u].lwp += 1;
+            }
             let since = match self.threads[w].act {
                 Activity::SpinLock { since, .. } => since,
                 _ => self.now(),

@@ -34,7 +34,7 @@ pub struct VmResult {
     pub ops: u64,
     pub cpu_ns: Ns,
     pub guest_ns: GuestTime,
-    /// (lock spin + IPI wait) / CPU time.
+    /// (lock spin + IPI wait) / guest CPU time (CPU time less hypervisor time).
     pub spin_fraction: f64,
     pub exits: BTreeMap<String, u64>,
     pub ple_exits: u64,
@@ -138,7 +138,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             ops: vm.ops,
             cpu_ns: cpu,
             guest_ns: GuestTime { on_cpu: t, halted, steal },
-            spin_fraction: if cpu > 0 { (t.lock_spin + t.ipi_wait) as f64 / cpu as f64 } else { 0.0 },
+            spin_fraction: if cpu > t.hv { (t.lock_spin + t.ipi_wait) as f64 / (cpu - t.hv) as f64 } else { 0.0 },
             exits: ExitReason::ALL.iter().map(|r| (r.name().to_string(), exits[r.index()])).collect(),
             ple_exits: exits[ExitReason::Ple.index()],
             lock_holder_preemptions: lhp,

@@ -1,21 +1,1869 @@
 //! Semantic checks on a parsed scenario. Each error names the field path and the reason.
+//!
+//! Parsing (`from_toml_str`, `from_json_str`) already rejects wrong types, missing fields,
+//! unknown fields and unknown workload kinds, naming the path. This module checks what the
+//! types cannot express: ranges, shapes, cross-references between fields (a pin to a pCPU
+//! that does not exist, a barrier whose parties never all arrive) and whether a
+//! run-to-completion scenario can complete. It never panics: all arithmetic on user numbers
+//! is checked or done in `u64`/`f64`, and nothing is indexed by a user value.
+//!
+//! Paths look like `vms[1].vcpus`, `host.numa_distance[1][0]` or
+//! `vms[0].workloads[2].groups[0].program[1].body[0].us.mean_us`. A duration given as a bare
+//! number (a fixed value) is reported at the field itself (`...program[0].us`); a duration
+//! table is reported at the offending key (`...us.mean_us`, `...us.max_us`).
+//!
+//! The first error found is returned, in file order (top-level times, host, hypervisor, VMs),
+//! except that "duration_ms is required" is reported after all VM checks.
+//!
+//! Interpretation of "more pinned vCPUs than pCPUs" (issue 2, acceptance 8): a VM with a
+//! `pin` list may not have more vCPUs than the host has pCPUs (it would necessarily stack two
+//! of its own vCPUs on one pCPU *because* the host is too small, which is always a mistake in
+//! the scenario). Pinning several VMs onto the same pCPUs (overcommit across VMs), or
+//! deliberately pinning two vCPUs of one VM to the same pCPU on a host that has enough pCPUs,
+//! is allowed: both are legitimate experiments (e.g. lock-holder preemption studies).
 
-use super::{Scenario, ScenarioError};
+use std::collections::{BTreeMap, BTreeSet};
 
-pub fn validate(sc: &Scenario) -> Result<(), ScenarioError> {
-    if sc.host.cores_per_socket == 0 {
-        return Err(ScenarioError::new("host.cores_per_socket", "must be ≥ 1"));
+use super::{DurationUs, HostSpec, HypervisorSpec, OpSpec, Scenario, ScenarioError, ThreadGroupSpec, VmSpec, WorkloadSpec};
+
+/// Largest host: sockets × cores_per_socket.
+pub const MAX_PCPUS: u64 = 4096;
+/// Largest VM.
+pub const MAX_VCPUS: u32 = 1024;
+/// Xen credit's weight range is 1..=65535 (`xl sched-credit -w`).
+pub const MAX_WEIGHT: u32 = 65535;
+/// Threads started at once in one VM (all groups, built-ins expanded; forked children excluded).
+pub const MAX_THREADS_PER_VM: u64 = 65_536;
+/// Largest loop / iteration / repetition count (keeps products such as loops × fds in range).
+pub const MAX_COUNT: u64 = 1_000_000_000_000;
+/// Longest simulated time, in ms: the clock counts nanoseconds in a u64 (about 584 years);
+/// 1e12 ms (about 31.7 years) leaves ample head-room.
+pub const MAX_TIME_MS: f64 = 1e12;
+/// Longest single duration in µs (same limit as `MAX_TIME_MS`).
+pub const MAX_TIME_US: f64 = 1e15;
+/// Largest cost parameter in ns (1000 s).
+pub const MAX_COST_NS: u64 = 1_000_000_000_000;
+
+type Res = Result<(), ScenarioError>;
+
+fn err<T>(path: impl Into<String>, reason: impl Into<String>) -> Result<T, ScenarioError> {
+    Err(ScenarioError::new(path, reason))
+}
+
+/// Validate with the schedulers registered in `hv::sched::catalog()`.
+pub fn validate(sc: &Scenario) -> Res {
+    let catalog = crate::hv::sched::catalog();
+    let names: Vec<&str> = catalog.iter().map(|e| e.0).collect();
+    validate_with(sc, &names)?;
+    // `hypervisor.params`: each policy knows its own keys and ranges; building it checks them
+    // (errors name `hypervisor.params.<key>`).
+    let hv = &sc.hypervisor;
+    crate::hv::sched::build(&hv.scheduler, &hv.params, hv.ple.directed_yield).map(|_| ())
+}
+
+/// Validate, accepting the scheduler names in `schedulers`.
+pub fn validate_with(sc: &Scenario, schedulers: &[&str]) -> Res {
+    if let Some(d) = sc.duration_ms {
+        check_time_ms("duration_ms", d)?;
     }
-    if sc.host.sockets == 0 {
-        return Err(ScenarioError::new("host.sockets", "must be ≥ 1"));
-    }
+    check_time_ms("max_duration_ms", sc.max_duration_ms)?;
+    let host = check_host(&sc.host)?;
+    check_hypervisor(&sc.hypervisor, schedulers)?;
+
     if sc.vms.is_empty() {
-        return Err(ScenarioError::new("vms", "at least one VM is required"));
+        return err("vms", "at least one VM is required (add a [[vms]] table)");
     }
+    // VM names label results; a VM without a name is called `vm{index}` (as the simulator does).
+    let mut names: BTreeMap<String, usize> = BTreeMap::new();
+    let mut forever: Option<String> = None;
     for (i, vm) in sc.vms.iter().enumerate() {
-        if vm.vcpus == 0 {
-            return Err(ScenarioError::new(format!("vms[{i}].vcpus"), "must be ≥ 1"));
+        if let Some(name) = &vm.name {
+            if name.trim().is_empty() {
+                return err(format!("vms[{i}].name"), "must not be empty (leave it out to get the default name `vm{index}`)");
+            }
+        }
+        let name = vm.name.clone().unwrap_or_else(|| format!("vm{i}"));
+        if let Some(&j) = names.get(&name) {
+            let what = if vm.name.is_some() { "" } else { "(the default name of an unnamed VM) " };
+            return err(
+                format!("vms[{i}].name"),
+                format!("\"{name}\" {what}is already the name of vms[{j}]; VM names must be unique"),
+            );
+        }
+        names.insert(name, i);
+        let f = check_vm(i, vm, &host)?;
+        if forever.is_none() {
+            forever = f;
+        }
+    }
+    if sc.duration_ms.is_none() {
+        if let Some(why) = forever {
+            return err(
+                "duration_ms",
+                format!(
+                    "required because {why}; without duration_ms the run ends when every workload has \
+                     finished, so set duration_ms or make every workload finite"
+                ),
+            );
         }
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numbers
+
+fn check_finite(path: &str, v: f64) -> Res {
+    if v.is_finite() {
+        Ok(())
+    } else {
+        err(path, format!("must be a finite number, got {v}"))
+    }
+}
+
+/// A time in ms that must be > 0.
+fn check_time_ms(path: &str, v: f64) -> Res {
+    check_finite(path, v)?;
+    if v < 0.0 {
+        return err(path, format!("must be > 0 ms, got {v} (times cannot be negative)"));
+    }
+    if v == 0.0 {
+        return err(path, "must be > 0 ms, got 0");
+    }
+    if v > MAX_TIME_MS {
+        return err(path, format!("must be at most {MAX_TIME_MS:e} ms (about 31 years of simulated time), got {v}"));
+    }
+    Ok(())
+}
+
+/// A time in µs that must be ≥ 0.
+fn check_us(path: &str, v: f64) -> Res {
+    check_finite(path, v)?;
+    if v < 0.0 {
+        return err(path, format!("must be ≥ 0 µs, got {v} (times cannot be negative)"));
+    }
+    if v > MAX_TIME_US {
+        return err(path, format!("must be at most {MAX_TIME_US:e} µs (about 31 years), got {v}"));
+    }
+    Ok(())
+}
+
+/// A time in µs that must be > 0.
+fn check_pos_us(path: &str, v: f64, what: &str) -> Res {
+    check_us(path, v)?;
+    if v == 0.0 {
+        return err(path, format!("must be > 0 µs ({what}), got 0"));
+    }
+    Ok(())
+}
+
+fn check_fraction(path: &str, v: f64) -> Res {
+    check_finite(path, v)?;
+    if !(0.0..=1.0).contains(&v) {
+        return err(path, format!("must be between 0 and 1 (a fraction), got {v}"));
+    }
+    Ok(())
+}
+
+fn check_count(path: &str, v: u64, what: &str) -> Res {
+    if v == 0 {
+        return err(path, format!("must be ≥ 1 ({what}), got 0"));
+    }
+    if v > MAX_COUNT {
+        return err(path, format!("must be at most {MAX_COUNT} ({what}), got {v}"));
+    }
+    Ok(())
+}
+
+/// A duration distribution: every value finite and ≥ 0; exp/lognormal mean > 0, cv ≥ 0;
+/// uniform min ≤ max.
+fn check_dist(path: &str, d: &DurationUs) -> Res {
+    match *d {
+        DurationUs::Fixed { us } => check_us(path, us),
+        DurationUs::Exp { mean_us } => {
+            check_pos_us(&format!("{path}.mean_us"), mean_us, "the mean of an exponential distribution")
+        }
+        DurationUs::Uniform { min_us, max_us } => {
+            check_us(&format!("{path}.min_us"), min_us)?;
+            check_us(&format!("{path}.max_us"), max_us)?;
+            if max_us < min_us {
+                return err(
+                    format!("{path}.max_us"),
+                    format!("must be ≥ min_us ({min_us}) for a uniform distribution, got {max_us}"),
+                );
+            }
+            Ok(())
+        }
+        DurationUs::Lognormal { mean_us, cv } => {
+            check_pos_us(&format!("{path}.mean_us"), mean_us, "the mean of a log-normal distribution")?;
+            let p = format!("{path}.cv");
+            check_finite(&p, cv)?;
+            if cv < 0.0 {
+                return err(p, format!("must be ≥ 0 (coefficient of variation = std dev / mean), got {cv}"));
+            }
+            if cv > 1000.0 {
+                return err(p, format!("must be at most 1000 (coefficient of variation), got {cv}"));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// True if the distribution always yields 0.
+fn dist_is_zero(d: &DurationUs) -> bool {
+    match *d {
+        DurationUs::Fixed { us } => us <= 0.0,
+        DurationUs::Uniform { max_us, .. } => max_us <= 0.0,
+        DurationUs::Exp { .. } | DurationUs::Lognormal { .. } => false,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host
+
+struct HostFacts {
+    n_pcpus: u64,
+    numa_nodes: u32,
+}
+
+fn check_host(h: &HostSpec) -> Result<HostFacts, ScenarioError> {
+    if h.sockets == 0 {
+        return err("host.sockets", "must be ≥ 1, got 0");
+    }
+    if h.cores_per_socket == 0 {
+        return err("host.cores_per_socket", "must be ≥ 1, got 0");
+    }
+    let n_pcpus = h.sockets as u64 * h.cores_per_socket as u64;
+    if n_pcpus > MAX_PCPUS {
+        return err(
+            "host.cores_per_socket",
+            format!(
+                "the host would have {} sockets × {} cores = {n_pcpus} pCPUs; at most {MAX_PCPUS} are supported",
+                h.sockets, h.cores_per_socket
+            ),
+        );
+    }
+    check_finite("host.cpu_ghz", h.cpu_ghz)?;
+    if h.cpu_ghz <= 0.0 {
+        return err("host.cpu_ghz", format!("must be > 0 GHz, got {}", h.cpu_ghz));
+    }
+    if h.cpu_ghz > 1000.0 {
+        return err("host.cpu_ghz", format!("must be at most 1000 GHz, got {}", h.cpu_ghz));
+    }
+    let nodes = match h.numa_nodes {
+        None => h.sockets,
+        Some(0) => return err("host.numa_nodes", "must be ≥ 1, got 0"),
+        Some(n) if n > h.sockets => {
+            return err(
+                "host.numa_nodes",
+                format!("must be ≤ host.sockets ({}): a NUMA node holds whole sockets, got {n}", h.sockets),
+            )
+        }
+        Some(n) if !h.sockets.is_multiple_of(n) => {
+            return err(
+                "host.numa_nodes",
+                format!("host.sockets ({}) must divide evenly into {n} NUMA nodes", h.sockets),
+            )
+        }
+        Some(n) => n,
+    };
+    if let Some(table) = &h.numa_distance {
+        let n = nodes as usize;
+        if table.len() != n {
+            return err(
+                "host.numa_distance",
+                format!("must be a {n} × {n} table (one row per NUMA node), got {} rows", table.len()),
+            );
+        }
+        for (i, row) in table.iter().enumerate() {
+            if row.len() != n {
+                return err(
+                    format!("host.numa_distance[{i}]"),
+                    format!("must have {n} entries (one per NUMA node), got {}", row.len()),
+                );
+            }
+            for (j, &d) in row.iter().enumerate() {
+                let p = format!("host.numa_distance[{i}][{j}]");
+                if i == j && d != 10 {
+                    return err(p, format!("must be 10 (the distance from a node to itself, ACPI SLIT units), got {d}"));
+                }
+                if d < 10 {
+                    return err(p, format!("must be ≥ 10 (10 = local memory, larger = farther), got {d}"));
+                }
+                if d > 254 {
+                    return err(p, format!("must be ≤ 254 (the ACPI SLIT range; 255 means unreachable), got {d}"));
+                }
+            }
+        }
+    }
+    check_costs(h)?;
+    Ok(HostFacts { n_pcpus, numa_nodes: nodes })
+}
+
+/// Costs are checked by the naming convention of `host::CostParams`, so fields added later
+/// are covered: `*_ns` / `*_ns_per_*` are integer ns ≤ `MAX_COST_NS`; a field whose name
+/// contains `tau` must be > 0; `*_warmth` / `*_fraction` lie in [0, 1]; `*_factor` ≥ 1; any
+/// other number is finite and ≥ 0.
+fn check_costs(h: &HostSpec) -> Res {
+    let value = match serde_json::to_value(&h.costs) {
+        Ok(v) => v,
+        // Only a non-finite float can make this fail; serde_json writes NaN/inf as null,
+        // so this is unreachable in practice.
+        Err(e) => return err("host.costs", format!("cannot be read: {e}")),
+    };
+    let Some(map) = value.as_object() else { return Ok(()) };
+    for (key, v) in map {
+        let p = format!("host.costs.{key}");
+        if v.is_null() {
+            // serde_json serialises NaN and ±inf as null.
+            return err(p, "must be a finite number");
+        }
+        let Some(x) = v.as_f64() else { continue };
+        if !x.is_finite() {
+            return err(p, format!("must be a finite number, got {x}"));
+        }
+        if x < 0.0 {
+            return err(p, format!("must be ≥ 0, got {x} (costs cannot be negative)"));
+        }
+        if key.ends_with("_ns") || key.contains("_ns_per_") {
+            if let Some(u) = v.as_u64() {
+                if u > MAX_COST_NS {
+                    return err(p, format!("must be at most {MAX_COST_NS} ns (1000 s), got {u}"));
+                }
+            }
+        }
+        if key.contains("tau") && x <= 0.0 {
+            return err(p, "must be > 0 (a time constant), got 0");
+        }
+        if (key.ends_with("_warmth") || key.ends_with("_fraction")) && x > 1.0 {
+            return err(p, format!("must be between 0 and 1 (a fraction), got {x}"));
+        }
+        if key.ends_with("_factor") && x < 1.0 {
+            return err(p, format!("must be ≥ 1 (a multiplier on a cost; 1 = no extra cost), got {x}"));
+        }
+        if !(key.ends_with("_ns") || key.contains("_ns_per_")) && x > 1e6 {
+            return err(p, format!("must be at most 1e6, got {x}"));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hypervisor
+
+fn check_hypervisor(hv: &HypervisorSpec, schedulers: &[&str]) -> Res {
+    if !schedulers.iter().any(|s| *s == hv.scheduler) {
+        return err(
+            "hypervisor.scheduler",
+            format!(
+                "unknown scheduler \"{}\"; known schedulers: {} (`vmsched list` describes them)",
+                hv.scheduler,
+                schedulers.join(", ")
+            ),
+        );
+    }
+    let ple = &hv.ple;
+    if ple.window_cycles == 0 {
+        return err("hypervisor.ple.window_cycles", "must be ≥ 1 cycle, got 0");
+    }
+    if ple.window_max_cycles < ple.window_cycles {
+        return err(
+            "hypervisor.ple.window_max_cycles",
+            format!(
+                "must be ≥ hypervisor.ple.window_cycles ({}), got {}",
+                ple.window_cycles, ple.window_max_cycles
+            ),
+        );
+    }
+    if ple.grow == Some(0) {
+        return err("hypervisor.ple.grow", "must be ≥ 1 (1 = fixed window, as in Xen), got 0");
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// VMs
+
+/// Checks a VM; returns `Some(description)` if one of its workloads runs forever.
+fn check_vm(i: usize, vm: &VmSpec, host: &HostFacts) -> Result<Option<String>, ScenarioError> {
+    let p = format!("vms[{i}]");
+    if vm.vcpus == 0 {
+        return err(format!("{p}.vcpus"), "must be ≥ 1, got 0");
+    }
+    if vm.vcpus > MAX_VCPUS {
+        return err(format!("{p}.vcpus"), format!("must be at most {MAX_VCPUS}, got {}", vm.vcpus));
+    }
+    if vm.weight == 0 || vm.weight > MAX_WEIGHT {
+        return err(
+            format!("{p}.weight"),
+            format!("must be between 1 and {MAX_WEIGHT} (Xen credit's range; default 256), got {}", vm.weight),
+        );
+    }
+    let max_cap = 100 * vm.vcpus as u64;
+    if vm.cap_pct as u64 > max_cap {
+        return err(
+            format!("{p}.cap_pct"),
+            format!(
+                "must be ≤ {max_cap} (100% of one pCPU per vCPU × {} vCPUs; 0 = no cap), got {}",
+                vm.vcpus, vm.cap_pct
+            ),
+        );
+    }
+    if let Some(pin) = &vm.pin {
+        let pp = format!("{p}.pin");
+        if pin.len() != vm.vcpus as usize {
+            return err(
+                pp,
+                format!(
+                    "must list one pCPU per vCPU: the VM has {} vCPUs but pin has {} entries",
+                    vm.vcpus,
+                    pin.len()
+                ),
+            );
+        }
+        if vm.vcpus as u64 > host.n_pcpus {
+            return err(
+                pp,
+                format!(
+                    "pins {} vCPUs but the host has only {} pCPUs; a VM cannot pin more vCPUs than \
+                     there are pCPUs (remove `pin` or give the VM at most {} vCPUs)",
+                    vm.vcpus, host.n_pcpus, host.n_pcpus
+                ),
+            );
+        }
+        for (k, &c) in pin.iter().enumerate() {
+            if c as u64 >= host.n_pcpus {
+                return err(
+                    format!("{pp}[{k}]"),
+                    format!(
+                        "pCPU {c} does not exist: the host has {} pCPUs (0..={})",
+                        host.n_pcpus,
+                        host.n_pcpus - 1
+                    ),
+                );
+            }
+        }
+    }
+    if vm.memory_node >= host.numa_nodes {
+        return err(
+            format!("{p}.memory_node"),
+            format!(
+                "NUMA node {} does not exist: the host has {} node(s) (0..={})",
+                vm.memory_node,
+                host.numa_nodes,
+                host.numa_nodes - 1
+            ),
+        );
+    }
+
+    let g = &vm.guest;
+    check_pos_us(&format!("{p}.guest.slice_us"), g.slice_us, "the guest scheduler's time slice")?;
+    check_pos_us(&format!("{p}.guest.balance_interval_us"), g.balance_interval_us, "the load-balancing interval")?;
+    check_pos_us(&format!("{p}.guest.tick_us"), g.tick_us, "the timer tick period")?;
+    // An irq_vcpu that is offline is allowed: the guest routes its interrupts to an online
+    // vCPU until it comes online (as Linux migrates IRQs on CPU hot-unplug).
+    match g.online_vcpus {
+        None => {}
+        Some(0) => return err(format!("{p}.guest.online_vcpus"), "must be ≥ 1 (at least one vCPU must be online), got 0"),
+        Some(n) if n > vm.vcpus => {
+            return err(
+                format!("{p}.guest.online_vcpus"),
+                format!("must be ≤ vcpus ({}), got {n}", vm.vcpus),
+            )
+        }
+        Some(_) => {}
+    }
+    if g.irq_vcpu >= vm.vcpus {
+        return err(
+            format!("{p}.guest.irq_vcpu"),
+            format!("vCPU {} does not exist: the VM has {} vCPUs (0..={})", g.irq_vcpu, vm.vcpus, vm.vcpus - 1),
+        );
+    }
+
+    if vm.workloads.is_empty() {
+        return err(format!("{p}.workloads"), "at least one workload is required (e.g. [[vms.workloads]] kind = \"hog\")");
+    }
+    let mut objs = Objects::default();
+    let mut threads: u64 = 0;
+    let mut forever: Option<String> = None;
+    for (j, w) in vm.workloads.iter().enumerate() {
+        let wp = format!("{p}.workloads[{j}]");
+        let (n, f) = check_workload(&wp, &format!("w{j}"), vm, w, &mut objs)?;
+        threads = threads.saturating_add(n);
+        if threads > MAX_THREADS_PER_VM {
+            return err(
+                wp,
+                format!(
+                    "the VM's workloads start {threads} threads or more; at most {MAX_THREADS_PER_VM} per VM are supported"
+                ),
+            );
+        }
+        if forever.is_none() {
+            forever = f;
+        }
+    }
+    objs.check(&p)?;
+    Ok(forever)
+}
+
+fn opt_threads(path: String, t: Option<u32>, vcpus: u32) -> Result<u64, ScenarioError> {
+    match t {
+        Some(0) => err(path, "must be ≥ 1 thread (leave it out for one thread per vCPU), got 0"),
+        Some(n) => Ok(n as u64),
+        None => Ok(vcpus as u64),
+    }
+}
+
+fn check_affinity(path: &str, aff: &Option<Vec<u32>>, vcpus: u32) -> Res {
+    if let Some(a) = aff {
+        if a.is_empty() {
+            return err(path, "must list at least one vCPU (leave it out to allow all vCPUs)");
+        }
+        for (k, &c) in a.iter().enumerate() {
+            if c >= vcpus {
+                return err(
+                    format!("{path}[{k}]"),
+                    format!("vCPU {c} does not exist: the VM has {vcpus} vCPUs (0..={})", vcpus - 1),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks one workload; returns (threads started, Some(description) if it runs forever).
+fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut Objects) -> Result<(u64, Option<String>), ScenarioError> {
+    let vcpus = vm.vcpus;
+    match w {
+        WorkloadSpec::Hog { threads } => {
+            let n = opt_threads(format!("{wp}.threads"), *threads, vcpus)?;
+            Ok((n, Some(format!("{wp} runs forever (kind `hog` never ends)"))))
+        }
+        WorkloadSpec::Parallel(pp) => {
+            let n = opt_threads(format!("{wp}.threads"), pp.threads, vcpus)?;
+            if let Some(it) = pp.iterations {
+                check_count(&format!("{wp}.iterations"), it, "iterations per thread; leave it out to run forever")?;
+            }
+            check_dist(&format!("{wp}.compute_us"), &pp.compute_us)?;
+            check_dist(&format!("{wp}.cs_us"), &pp.cs_us)?;
+            if pp.locks == 0 && pp.locks_per_iteration > 0 {
+                return err(
+                    format!("{wp}.locks"),
+                    "must be ≥ 1 when locks_per_iteration > 0 (the number of distinct spinlocks), got 0",
+                );
+            }
+            check_us(&format!("{wp}.barrier_spin_us"), pp.barrier_spin_us)?;
+            check_fraction(&format!("{wp}.mem_fraction"), pp.mem_fraction)?;
+            if pp.barrier_every > 0 {
+                objs.builtin_barrier(format!("{wp}.threads"), format!("{tag}.barrier"), n.min(u32::MAX as u64) as u32)?;
+            }
+            let f = pp
+                .iterations
+                .is_none()
+                .then(|| format!("{wp} runs forever (kind `parallel` without `iterations`)"));
+            Ok((n, f))
+        }
+        WorkloadSpec::Forkbench(fb) => {
+            check_count(&format!("{wp}.forks"), fb.forks, "number of forks")?;
+            check_us(&format!("{wp}.fork_us"), fb.fork_us)?;
+            check_us(&format!("{wp}.child_us"), fb.child_us)?;
+            Ok((1, None))
+        }
+        WorkloadSpec::Hackbench(hb) => {
+            if hb.groups == 0 {
+                return err(format!("{wp}.groups"), "must be ≥ 1 (sender/receiver groups), got 0");
+            }
+            if hb.fds == 0 {
+                return err(format!("{wp}.fds"), "must be ≥ 1 (senders and receivers per group), got 0");
+            }
+            check_count(&format!("{wp}.loops"), hb.loops, "messages each sender sends to each receiver")?;
+            check_us(&format!("{wp}.msg_us"), hb.msg_us)?;
+            check_affinity(&format!("{wp}.affinity"), &hb.affinity, vcpus)?;
+            // fds receivers and fds senders per group.
+            let n = (hb.groups as u64).saturating_mul(hb.fds as u64).saturating_mul(2);
+            Ok((n, None))
+        }
+        WorkloadSpec::Rambench(rb) => {
+            if rb.mib == 0 {
+                return err(format!("{wp}.mib"), "must be ≥ 1 MiB, got 0");
+            }
+            check_count(&format!("{wp}.passes"), rb.passes, "passes over the memory")?;
+            check_us(&format!("{wp}.pass_us"), rb.pass_us)?;
+            Ok((1, None))
+        }
+        WorkloadSpec::Kbuild(kb) => {
+            let n = opt_threads(format!("{wp}.jobs"), kb.jobs, vcpus)?;
+            check_count(&format!("{wp}.units"), kb.units, "compiler invocations")?;
+            check_dist(&format!("{wp}.compile_us"), &kb.compile_us)?;
+            check_us(&format!("{wp}.make_us"), kb.make_us)?;
+            Ok((n, None))
+        }
+        WorkloadSpec::Stream(st) => {
+            let n = opt_threads(format!("{wp}.threads"), st.threads, vcpus)?;
+            if st.array_kib == 0 {
+                return err(format!("{wp}.array_kib"), "must be ≥ 1 KiB, got 0");
+            }
+            check_count(&format!("{wp}.iterations"), st.iterations, "iterations")?;
+            check_us(&format!("{wp}.barrier_spin_us"), st.barrier_spin_us)?;
+            objs.builtin_barrier(format!("{wp}.threads"), format!("{tag}.barrier"), n.min(u32::MAX as u64) as u32)?;
+            check_finite(&format!("{wp}.ns_per_kib"), st.ns_per_kib)?;
+            if st.ns_per_kib < 0.0 || st.ns_per_kib > 1e9 {
+                return err(format!("{wp}.ns_per_kib"), format!("must be between 0 and 1e9 ns, got {}", st.ns_per_kib));
+            }
+            Ok((n, None))
+        }
+        WorkloadSpec::Custom { groups } => {
+            if groups.is_empty() {
+                return err(format!("{wp}.groups"), "at least one thread group is required");
+            }
+            let mut n: u64 = 0;
+            let mut forever = None;
+            for (k, g) in groups.iter().enumerate() {
+                let gp = format!("{wp}.groups[{k}]");
+                let f = check_group(&gp, vm, g, objs)?;
+                n = n.saturating_add(g.threads as u64);
+                if forever.is_none() {
+                    forever = f.map(|at| format!("{wp} runs forever ({at} is a `forever` loop)"));
+                }
+            }
+            Ok((n, forever))
+        }
+    }
+}
+
+fn check_group(gp: &str, vm: &VmSpec, g: &ThreadGroupSpec, objs: &mut Objects) -> Result<Option<String>, ScenarioError> {
+    if g.threads == 0 {
+        return err(format!("{gp}.threads"), "must be ≥ 1, got 0");
+    }
+    check_affinity(&format!("{gp}.affinity"), &g.affinity, vm.vcpus)?;
+    if g.program.is_empty() {
+        return err(format!("{gp}.program"), "must have at least one op (e.g. { op = \"compute\", us = 100 })");
+    }
+    let mut cx = OpCtx { fork_depth: 0, forever: None, barriers_here: BTreeSet::new() };
+    check_ops(&format!("{gp}.program"), &g.program, &mut cx, objs)?;
+    for b in cx.barriers_here {
+        if let Some(u) = objs.barriers.get_mut(&b) {
+            u.arrivals = u.arrivals.saturating_add(g.threads as u64);
+        }
+    }
+    Ok(cx.forever)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Programs
+
+struct OpCtx {
+    /// > 0 inside a fork body.
+    fork_depth: u32,
+    /// Path of the first `forever` op seen.
+    forever: Option<String>,
+    /// Barriers reached by the group's own threads (outside fork bodies).
+    barriers_here: BTreeSet<String>,
+}
+
+struct BarrierUse {
+    parties: u32,
+    /// Where `parties` was first given (for built-ins: the workload's thread count).
+    path: String,
+    /// Threads of groups that reach the barrier outside fork bodies.
+    arrivals: u64,
+    /// Also reached from a fork body (arrivals then cannot be counted statically).
+    from_fork: bool,
+}
+
+/// Named objects of one VM's programs (names are per VM, see `guest::program`). Built-in
+/// workloads name their objects `w{index}.…` (the tag `sim` gives them) and are consistent by
+/// construction; their barriers are registered too, so that a custom barrier that happens to
+/// reuse such a name is checked against them. (Built-in queues and locks are not tracked.)
+#[derive(Default)]
+struct Objects {
+    barriers: BTreeMap<String, BarrierUse>,
+    /// capacity and the path where it was first given.
+    queues: BTreeMap<String, (u32, String)>,
+    puts: BTreeSet<String>,
+    /// first `get` path per queue.
+    gets: BTreeMap<String, String>,
+    signals: BTreeSet<String>,
+    /// first `cond_wait` path per condition variable.
+    waits: BTreeMap<String, String>,
+}
+
+impl Objects {
+    fn queue(&mut self, path: &str, name: &str, capacity: u32) -> Res {
+        if capacity == 0 {
+            return err(format!("{path}.capacity"), "must be ≥ 1 message, got 0");
+        }
+        match self.queues.get(name) {
+            Some((c, first)) if *c != capacity => err(
+                format!("{path}.capacity"),
+                format!(
+                    "queue \"{name}\" already has capacity {c} (from {first}); every put/get on one queue \
+                     must give the same capacity (default 64), got {capacity}"
+                ),
+            ),
+            Some(_) => Ok(()),
+            None => {
+                self.queues.insert(name.to_string(), (capacity, path.to_string()));
+                Ok(())
+            }
+        }
+    }
+
+    /// The barrier a built-in workload creates for all its `threads` threads.
+    fn builtin_barrier(&mut self, threads_path: String, name: String, parties: u32) -> Res {
+        match self.barriers.get_mut(&name) {
+            Some(u) if u.parties != parties => err(
+                threads_path,
+                format!(
+                    "this workload's built-in barrier \"{name}\" ({parties} parties, one per thread) has the \
+                     same name as a custom barrier with {} parties (at {}); rename the custom barrier",
+                    u.parties, u.path
+                ),
+            ),
+            Some(u) => {
+                u.arrivals = u.arrivals.saturating_add(parties as u64);
+                Ok(())
+            }
+            None => {
+                let u = BarrierUse { parties, path: threads_path, arrivals: parties as u64, from_fork: false };
+                self.barriers.insert(name, u);
+                Ok(())
+            }
+        }
+    }
+
+    /// Checks that need the whole VM: barriers that can never open, gets and waits that
+    /// nothing can satisfy.
+    fn check(&self, vp: &str) -> Res {
+        for (name, u) in &self.barriers {
+            if !u.from_fork && u.arrivals < u.parties as u64 {
+                return err(
+                    u.path.clone(),
+                    format!(
+                        "barrier \"{name}\" waits for {} threads but only {} thread(s) of {vp} ever reach it, \
+                         so it would never open",
+                        u.parties, u.arrivals
+                    ),
+                );
+            }
+        }
+        for (name, path) in &self.gets {
+            if !self.puts.contains(name) {
+                return err(
+                    format!("{path}.queue"),
+                    format!("nothing in {vp} ever puts to queue \"{name}\", so this get would wait forever"),
+                );
+            }
+        }
+        for (name, path) in &self.waits {
+            if !self.signals.contains(name) {
+                return err(
+                    format!("{path}.cond"),
+                    format!("nothing in {vp} ever signals condition \"{name}\", so this wait would block forever"),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_ops(path: &str, ops: &[OpSpec], cx: &mut OpCtx, objs: &mut Objects) -> Res {
+    for (k, op) in ops.iter().enumerate() {
+        let p = format!("{path}[{k}]");
+        check_op(&p, op, cx, objs)?;
+    }
+    Ok(())
+}
+
+fn check_op(p: &str, op: &OpSpec, cx: &mut OpCtx, objs: &mut Objects) -> Res {
+    match op {
+        OpSpec::Compute { us, mem_fraction } => {
+            check_dist(&format!("{p}.us"), us)?;
+            check_fraction(&format!("{p}.mem_fraction"), *mem_fraction)
+        }
+        OpSpec::Lock { cs_us, .. } => check_dist(&format!("{p}.cs_us"), cs_us),
+        OpSpec::Mutex { cs_us, spin_us, .. } => {
+            check_dist(&format!("{p}.cs_us"), cs_us)?;
+            check_us(&format!("{p}.spin_us"), *spin_us)
+        }
+        OpSpec::Barrier { barrier, parties, spin_us } => {
+            if *parties == 0 {
+                return err(format!("{p}.parties"), "must be ≥ 1 (threads that meet at the barrier), got 0");
+            }
+            check_us(&format!("{p}.spin_us"), *spin_us)?;
+            match objs.barriers.get_mut(barrier) {
+                Some(u) if u.parties != *parties => {
+                    return err(
+                        format!("{p}.parties"),
+                        format!(
+                            "barrier \"{barrier}\" already has {} parties (at {}); every use of one barrier \
+                             in a VM must give the same number, got {parties}",
+                            u.parties, u.path
+                        ),
+                    )
+                }
+                Some(u) => u.from_fork |= cx.fork_depth > 0,
+                None => {
+                    objs.barriers.insert(
+                        barrier.clone(),
+                        BarrierUse {
+                            parties: *parties,
+                            path: format!("{p}.parties"),
+                            arrivals: 0,
+                            from_fork: cx.fork_depth > 0,
+                        },
+                    );
+                }
+            }
+            if cx.fork_depth == 0 {
+                cx.barriers_here.insert(barrier.clone());
+            }
+            Ok(())
+        }
+        OpSpec::Put { queue, capacity } => {
+            objs.queue(p, queue, *capacity)?;
+            objs.puts.insert(queue.clone());
+            Ok(())
+        }
+        OpSpec::Get { queue, capacity } => {
+            objs.queue(p, queue, *capacity)?;
+            objs.gets.entry(queue.clone()).or_insert_with(|| p.to_string());
+            Ok(())
+        }
+        OpSpec::CondWait { cond } => {
+            objs.waits.entry(cond.clone()).or_insert_with(|| p.to_string());
+            Ok(())
+        }
+        OpSpec::CondSignal { cond } => {
+            objs.signals.insert(cond.clone());
+            Ok(())
+        }
+        OpSpec::Shootdown { local_us } => check_us(&format!("{p}.local_us"), *local_us),
+        OpSpec::CallAll => Ok(()),
+        OpSpec::Io { us } | OpSpec::Sleep { us } => check_dist(&format!("{p}.us"), us),
+        OpSpec::Fork { body, .. } => {
+            cx.fork_depth += 1;
+            let r = check_ops(&format!("{p}.body"), body, cx, objs);
+            cx.fork_depth -= 1;
+            r
+        }
+        OpSpec::Loop { count, body } => {
+            check_count(&format!("{p}.count"), *count, "loop iterations")?;
+            check_ops(&format!("{p}.body"), body, cx, objs)
+        }
+        OpSpec::Every { n, body } => {
+            check_count(&format!("{p}.n"), *n, "run the body on every n-th pass; 1 = every pass")?;
+            check_ops(&format!("{p}.body"), body, cx, objs)
+        }
+        OpSpec::Forever { body } => {
+            if cx.forever.is_none() {
+                cx.forever = Some(p.to_string());
+            }
+            if takes_no_time(body) {
+                return err(
+                    format!("{p}.body"),
+                    "a `forever` loop must take simulated time on each pass (e.g. a compute with us > 0); \
+                     this body takes none, so the simulation could never advance",
+                );
+            }
+            check_ops(&format!("{p}.body"), body, cx, objs)
+        }
+    }
+}
+
+/// True if one pass through `ops` certainly takes no simulated time (only zero-length
+/// compute/sleep/io/critical sections, and loops or forks of such). Ops that involve the guest
+/// kernel or other threads (barriers, queues, condition variables, IPIs) count as taking time.
+fn takes_no_time(ops: &[OpSpec]) -> bool {
+    ops.iter().all(|op| match op {
+        OpSpec::Compute { us, .. } | OpSpec::Io { us } | OpSpec::Sleep { us } => dist_is_zero(us),
+        OpSpec::Lock { cs_us, .. } => dist_is_zero(cs_us),
+        OpSpec::Mutex { cs_us, .. } => dist_is_zero(cs_us),
+        OpSpec::Fork { body, .. } | OpSpec::Loop { body, .. } | OpSpec::Every { body, .. } | OpSpec::Forever { body } => {
+            takes_no_time(body)
+        }
+        OpSpec::Barrier { .. }
+        | OpSpec::Put { .. }
+        | OpSpec::Get { .. }
+        | OpSpec::CondWait { .. }
+        | OpSpec::CondSignal { .. }
+        | OpSpec::Shootdown { .. }
+        | OpSpec::CallAll => false,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+
+#[cfg(test)]
+mod tests {
+    use super::super::{from_json_str, from_toml_str};
+    use super::*;
+
+    const HOST: &str = "[host]\nsockets = 1\ncores_per_socket = 4\n";
+
+    /// A scenario with a 4-pCPU host and one VM whose table body is `vm` (TOML lines after
+    /// `[[vms]]`, may add `[[vms.workloads]]` tables).
+    fn one_vm(vm: &str) -> String {
+        format!("duration_ms = 100\n{HOST}\n[[vms]]\n{vm}\n")
+    }
+
+    const HOG: &str = "[[vms.workloads]]\nkind = \"hog\"\n";
+
+    /// Like `one_vm`, with extra tables (e.g. `[hypervisor]`) before the VM.
+    fn with_tables(tables: &str, vm: &str) -> String {
+        format!("duration_ms = 100\n{HOST}\n{tables}\n[[vms]]\n{vm}\n")
+    }
+
+    fn custom(program: &str) -> String {
+        one_vm(&format!("vcpus = 2\n[[vms.workloads]]\nkind = \"custom\"\ngroups = [ {{ threads = 2, program = {program} }} ]\n"))
+    }
+
+    fn rejected(text: &str) -> ScenarioError {
+        match std::panic::catch_unwind(|| from_toml_str(text)) {
+            Ok(Ok(_)) => panic!("expected an error for:\n{text}"),
+            Ok(Err(e)) => {
+                assert!(!e.reason.is_empty(), "empty reason for {e:?}");
+                if !e.path.is_empty() {
+                    assert_eq!(e.to_string(), format!("{}: {}", e.path, e.reason));
+                }
+                e
+            }
+            Err(_) => panic!("validation panicked for:\n{text}"),
+        }
+    }
+
+    fn assert_path(text: &str, path: &str) -> ScenarioError {
+        let e = rejected(text);
+        assert_eq!(e.path, path, "wrong path; error was `{e}`");
+        e
+    }
+
+    fn accepted(text: &str) -> Scenario {
+        match from_toml_str(text) {
+            Ok(sc) => sc,
+            Err(e) => panic!("expected the scenario to be valid, got `{e}` for:\n{text}"),
+        }
+    }
+
+    const FULL: &str = r#"
+name = "full"
+description = "every section"
+seed = 7
+duration_ms = 200
+max_duration_ms = 1000
+
+[host]
+sockets = 2
+cores_per_socket = 4
+numa_nodes = 2
+numa_distance = [[10, 21], [21, 10]]
+cpu_ghz = 2.4
+[host.costs]
+world_switch_ns = 3000
+same_socket_warmth = 0.5
+cross_socket_refill_factor = 1.5
+cache_evict_tau_ns = 2000000
+
+[hypervisor]
+scheduler = "cfs"
+[hypervisor.ple]
+enabled = true
+window_cycles = 4096
+grow = 2
+shrink = 0
+window_max_cycles = 65536
+directed_yield = true
+
+[[vms]]
+name = "db"
+vcpus = 4
+weight = 512
+cap_pct = 300
+pin = [0, 1, 2, 3]
+memory_node = 0
+[vms.guest]
+spinlock = "tas"
+slice_us = 3000
+balance_interval_us = 4000
+tick_us = 4000
+tickless = false
+irq_vcpu = 1
+online_vcpus = 2
+[[vms.workloads]]
+kind = "parallel"
+threads = 4
+iterations = 100
+compute_us = { dist = "exp", mean_us = 40 }
+cs_us = { dist = "uniform", min_us = 1, max_us = 3 }
+locks = 2
+locks_per_iteration = 2
+shootdown_every = 5
+barrier_every = 10
+barrier_spin_us = 50
+mem_fraction = 0.3
+[[vms.workloads]]
+kind = "custom"
+groups = [
+  { threads = 2, affinity = [0, 1], bind = true, working_set_kib = 64, program = [
+      { op = "loop", count = 10, body = [
+          { op = "compute", us = { dist = "lognormal", mean_us = 20, cv = 0.5 }, mem_fraction = 0.1 },
+          { op = "lock", lock = "l", cs_us = 2 },
+          { op = "mutex", mutex = "m", cs_us = 3, spin_us = 5 },
+          { op = "barrier", barrier = "b", parties = 3, spin_us = 10 },
+          { op = "put", queue = "q", capacity = 8 },
+          { op = "cond_signal", cond = "c" },
+          { op = "every", n = 3, body = [ { op = "shootdown", local_us = 1 }, { op = "call_all" } ] },
+          { op = "fork", share_mm = false, wait = true, body = [ { op = "compute", us = 5 } ] },
+      ] },
+  ] },
+  { threads = 1, program = [
+      { op = "loop", count = 10, body = [
+          { op = "barrier", barrier = "b", parties = 3 },
+          { op = "get", queue = "q", capacity = 8 },
+          { op = "get", queue = "q", capacity = 8 },
+          { op = "cond_wait", cond = "c" },
+          { op = "io", us = 100 },
+          { op = "sleep", us = { dist = "fixed", us = 50 } },
+      ] },
+  ] },
+]
+
+[[vms]]
+name = "web"
+vcpus = 8
+memory_node = 1
+[[vms.workloads]]
+kind = "hackbench"
+groups = 2
+fds = 4
+loops = 10
+affinity = [0]
+[[vms.workloads]]
+kind = "forkbench"
+forks = 10
+[[vms.workloads]]
+kind = "rambench"
+mib = 64
+pattern = "sequential"
+passes = 2
+[[vms.workloads]]
+kind = "kbuild"
+jobs = 8
+units = 20
+[[vms.workloads]]
+kind = "stream"
+threads = 8
+iterations = 5
+[[vms.workloads]]
+kind = "hog"
+threads = 2
+"#;
+
+    // --- the whole thing -----------------------------------------------------------------
+
+    #[test]
+    fn valid_full_scenario_passes() {
+        let sc = accepted(FULL);
+        assert_eq!(sc.vms.len(), 2);
+        // And the same scenario round-tripped through JSON (the Python path) passes too.
+        let json = serde_json::to_string(&sc).unwrap();
+        from_json_str(&json).expect("JSON round trip validates");
+    }
+
+    #[test]
+    fn minimal_scenario_passes() {
+        accepted(&one_vm(&format!("vcpus = 1\n{HOG}")));
+    }
+
+    #[test]
+    fn validate_with_accepts_a_new_policy_name() {
+        let mut sc = accepted(&one_vm(&format!("vcpus = 1\n{HOG}")));
+        sc.hypervisor.scheduler = "fancy".into();
+        assert_eq!(validate(&sc).unwrap_err().path, "hypervisor.scheduler");
+        validate_with(&sc, &["credit", "fancy"]).expect("fancy is known here");
+    }
+
+    #[test]
+    fn every_catalogued_scheduler_is_accepted() {
+        for (name, _, _) in crate::hv::sched::catalog() {
+            let text = with_tables(&format!("[hypervisor]\nscheduler = \"{name}\""), &format!("vcpus = 1\n{HOG}"));
+            accepted(&text);
+        }
+    }
+
+    // --- acceptance 8: parse errors -------------------------------------------------------
+
+    #[test]
+    fn missing_vcpus_names_the_vm() {
+        let e = rejected(&one_vm(HOG));
+        assert!(e.path.contains("vms[0]"), "{e}");
+        assert!(e.reason.contains("vcpus"), "{e}");
+    }
+
+    #[test]
+    fn missing_host_is_reported() {
+        let e = rejected("duration_ms = 1\n[[vms]]\nvcpus = 1\n[[vms.workloads]]\nkind = \"hog\"\n");
+        assert!(e.reason.contains("host"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_for_vcpus_names_the_field() {
+        let e = assert_path(&one_vm(&format!("vcpus = \"four\"\n{HOG}")), "vms[0].vcpus");
+        assert!(e.reason.contains("integer") || e.reason.contains("invalid type"), "{e}");
+    }
+
+    #[test]
+    fn negative_vcpus_names_the_field() {
+        assert_path(&one_vm(&format!("vcpus = -2\n{HOG}")), "vms[0].vcpus");
+    }
+
+    #[test]
+    fn unknown_field_names_the_field() {
+        let e = rejected(&one_vm(&format!("vcpus = 1\nvcpu = 2\n{HOG}")));
+        assert!(e.reason.contains("vcpu"), "{e}");
+        assert!(e.path.contains("vms[0]"), "{e}");
+    }
+
+    #[test]
+    fn unknown_workload_kind_names_the_workload() {
+        let e = rejected(&one_vm("vcpus = 1\n[[vms.workloads]]\nkind = \"bitcoin\"\n"));
+        assert!(e.path.contains("vms[0].workloads[0]"), "{e}");
+        assert!(e.reason.contains("bitcoin"), "{e}");
+    }
+
+    // --- acceptance 8: semantic errors ----------------------------------------------------
+
+    #[test]
+    fn negative_duration_names_the_field() {
+        let text = format!("duration_ms = -5\n{HOST}\n[[vms]]\nvcpus = 1\n{HOG}");
+        let e = assert_path(&text, "duration_ms");
+        assert!(e.reason.contains("negative"), "{e}");
+    }
+
+    #[test]
+    fn zero_duration_names_the_field() {
+        let text = format!("duration_ms = 0\n{HOST}\n[[vms]]\nvcpus = 1\n{HOG}");
+        assert_path(&text, "duration_ms");
+    }
+
+    #[test]
+    fn nan_duration_names_the_field() {
+        let text = format!("duration_ms = nan\n{HOST}\n[[vms]]\nvcpus = 1\n{HOG}");
+        assert_path(&text, "duration_ms");
+    }
+
+    #[test]
+    fn negative_max_duration_names_the_field() {
+        let text = format!("max_duration_ms = -1.5\n{HOST}\n[[vms]]\nvcpus = 1\n{HOG}");
+        assert_path(&text, "max_duration_ms");
+    }
+
+    #[test]
+    fn unknown_scheduler_names_the_field_and_lists_the_known_ones() {
+        let text = with_tables("[hypervisor]\nscheduler = \"bvt\"", &format!("vcpus = 1\n{HOG}"));
+        let e = assert_path(&text, "hypervisor.scheduler");
+        assert!(e.reason.contains("bvt") && e.reason.contains("credit"), "{e}");
+    }
+
+    #[test]
+    fn zero_vcpus_names_the_field() {
+        let e = assert_path(&one_vm(&format!("vcpus = 0\n{HOG}")), "vms[0].vcpus");
+        assert!(e.reason.contains("≥ 1"), "{e}");
+    }
+
+    #[test]
+    fn zero_vcpus_in_second_vm_names_that_vm() {
+        let text = format!("{}\n[[vms]]\nvcpus = 0\n{HOG}", one_vm(&format!("vcpus = 1\n{HOG}")));
+        assert_path(&text, "vms[1].vcpus");
+    }
+
+    #[test]
+    fn too_many_vcpus_names_the_field() {
+        assert_path(&one_vm(&format!("vcpus = 1025\n{HOG}")), "vms[0].vcpus");
+    }
+
+    #[test]
+    fn more_pinned_vcpus_than_pcpus_names_the_pin() {
+        // 4 pCPUs, 6 vCPUs all pinned.
+        let e = assert_path(&one_vm(&format!("vcpus = 6\npin = [0, 1, 2, 3, 0, 1]\n{HOG}")), "vms[0].pin");
+        assert!(e.reason.contains("6 vCPUs") && e.reason.contains("4 pCPUs"), "{e}");
+    }
+
+    #[test]
+    fn more_vcpus_than_pcpus_without_pin_is_allowed() {
+        accepted(&one_vm(&format!("vcpus = 8\n{HOG}")));
+    }
+
+    #[test]
+    fn two_vcpus_of_one_vm_pinned_to_one_pcpu_is_allowed() {
+        accepted(&one_vm(&format!("vcpus = 2\npin = [1, 1]\n{HOG}")));
+    }
+
+    #[test]
+    fn several_vms_pinned_to_the_same_pcpus_is_allowed() {
+        let vm = format!("vcpus = 4\npin = [0, 1, 2, 3]\n{HOG}");
+        accepted(&format!("{}\n[[vms]]\n{vm}", one_vm(&vm)));
+    }
+
+    #[test]
+    fn pcpu_index_out_of_range_names_the_entry() {
+        let e = assert_path(&one_vm(&format!("vcpus = 2\npin = [0, 4]\n{HOG}")), "vms[0].pin[1]");
+        assert!(e.reason.contains("pCPU 4"), "{e}");
+    }
+
+    #[test]
+    fn pin_list_of_wrong_length_names_the_pin() {
+        assert_path(&one_vm(&format!("vcpus = 3\npin = [0, 1]\n{HOG}")), "vms[0].pin");
+    }
+
+    #[test]
+    fn bad_distribution_names_the_parameter() {
+        let p = r#"[ { op = "loop", count = 2, body = [ { op = "compute", us = 1 }, { op = "compute", us = { dist = "exp", mean_us = -3 } } ] } ]"#;
+        assert_path(&custom(p), "vms[0].workloads[0].groups[0].program[0].body[1].us.mean_us");
+    }
+
+    #[test]
+    fn uniform_with_min_above_max_names_max() {
+        let p = r#"[ { op = "compute", us = { dist = "uniform", min_us = 5, max_us = 2 } } ]"#;
+        assert_path(&custom(p), "vms[0].workloads[0].groups[0].program[0].us.max_us");
+    }
+
+    #[test]
+    fn lognormal_with_negative_cv_names_cv() {
+        let p = r#"[ { op = "sleep", us = { dist = "lognormal", mean_us = 5, cv = -1 } } ]"#;
+        assert_path(&custom(p), "vms[0].workloads[0].groups[0].program[0].us.cv");
+    }
+
+    #[test]
+    fn negative_fixed_duration_names_the_field() {
+        let p = r#"[ { op = "io", us = -1 } ]"#;
+        assert_path(&custom(p), "vms[0].workloads[0].groups[0].program[0].us");
+    }
+
+    #[test]
+    fn unknown_distribution_names_the_field() {
+        let p = r#"[ { op = "compute", us = { dist = "pareto", mean_us = 5 } } ]"#;
+        let e = rejected(&custom(p));
+        // Parse errors inside a workload are reported at the workload (the `kind` tag makes
+        // serde buffer the table, which loses the deeper path); the reason names the value.
+        assert!(e.path.starts_with("vms[0].workloads[0]"), "{e}");
+        assert!(e.reason.contains("pareto"), "{e}");
+    }
+
+    #[test]
+    fn bad_parallel_compute_distribution_names_the_parameter() {
+        let text = one_vm("vcpus = 2\n[[vms.workloads]]\nkind = \"parallel\"\ncompute_us = { dist = \"exp\", mean_us = 0 }\n");
+        assert_path(&text, "vms[0].workloads[0].compute_us.mean_us");
+    }
+
+    // --- host -----------------------------------------------------------------------------
+
+    fn with_host(host: &str) -> String {
+        format!("duration_ms = 10\n[host]\n{host}\n[[vms]]\nvcpus = 1\n{HOG}")
+    }
+
+    #[test]
+    fn zero_sockets_names_the_field() {
+        assert_path(&with_host("sockets = 0\ncores_per_socket = 4"), "host.sockets");
+    }
+
+    #[test]
+    fn zero_cores_names_the_field() {
+        assert_path(&with_host("cores_per_socket = 0"), "host.cores_per_socket");
+    }
+
+    #[test]
+    fn too_many_pcpus_is_rejected() {
+        let e = assert_path(&with_host("sockets = 64\ncores_per_socket = 128"), "host.cores_per_socket");
+        assert!(e.reason.contains("8192"), "{e}");
+    }
+
+    #[test]
+    fn huge_topology_does_not_overflow() {
+        assert_path(&with_host("sockets = 4294967295\ncores_per_socket = 4294967295"), "host.cores_per_socket");
+    }
+
+    #[test]
+    fn zero_ghz_names_the_field() {
+        assert_path(&with_host("cores_per_socket = 2\ncpu_ghz = 0"), "host.cpu_ghz");
+    }
+
+    #[test]
+    fn infinite_ghz_names_the_field() {
+        assert_path(&with_host("cores_per_socket = 2\ncpu_ghz = inf"), "host.cpu_ghz");
+    }
+
+    #[test]
+    fn more_numa_nodes_than_sockets_names_the_field() {
+        assert_path(&with_host("sockets = 2\ncores_per_socket = 2\nnuma_nodes = 4"), "host.numa_nodes");
+    }
+
+    #[test]
+    fn uneven_numa_nodes_names_the_field() {
+        assert_path(&with_host("sockets = 3\ncores_per_socket = 2\nnuma_nodes = 2"), "host.numa_nodes");
+    }
+
+    #[test]
+    fn zero_numa_nodes_names_the_field() {
+        assert_path(&with_host("sockets = 2\ncores_per_socket = 2\nnuma_nodes = 0"), "host.numa_nodes");
+    }
+
+    #[test]
+    fn numa_distance_with_wrong_row_count_names_the_table() {
+        assert_path(&with_host("sockets = 2\ncores_per_socket = 2\nnuma_distance = [[10, 20]]"), "host.numa_distance");
+    }
+
+    #[test]
+    fn numa_distance_with_short_row_names_the_row() {
+        assert_path(
+            &with_host("sockets = 2\ncores_per_socket = 2\nnuma_distance = [[10, 20], [20]]"),
+            "host.numa_distance[1]",
+        );
+    }
+
+    #[test]
+    fn numa_distance_diagonal_must_be_ten() {
+        assert_path(
+            &with_host("sockets = 2\ncores_per_socket = 2\nnuma_distance = [[10, 20], [20, 12]]"),
+            "host.numa_distance[1][1]",
+        );
+    }
+
+    #[test]
+    fn numa_distance_below_ten_names_the_entry() {
+        assert_path(
+            &with_host("sockets = 2\ncores_per_socket = 2\nnuma_distance = [[10, 20], [5, 10]]"),
+            "host.numa_distance[1][0]",
+        );
+    }
+
+    #[test]
+    fn warmth_above_one_names_the_cost() {
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\nsame_socket_warmth = 1.5"),
+            "host.costs.same_socket_warmth",
+        );
+    }
+
+    #[test]
+    fn refill_factor_below_one_names_the_cost() {
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\ncross_socket_refill_factor = 0.5"),
+            "host.costs.cross_socket_refill_factor",
+        );
+    }
+
+    #[test]
+    fn zero_evict_tau_names_the_cost() {
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\ncache_evict_tau_ns = 0"), "host.costs.cache_evict_tau_ns");
+    }
+
+    #[test]
+    fn negative_numa_slowdown_names_the_cost() {
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\nnuma_slowdown_per_distance = -1"),
+            "host.costs.numa_slowdown_per_distance",
+        );
+    }
+
+    #[test]
+    fn nan_cost_names_the_cost() {
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nsame_socket_warmth = nan"), "host.costs.same_socket_warmth");
+    }
+
+    #[test]
+    fn negative_cost_in_ns_names_the_cost() {
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nworld_switch_ns = -1"), "host.costs.world_switch_ns");
+    }
+
+    #[test]
+    fn absurd_cost_in_ns_names_the_cost() {
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\nexit_ple_ns = 9223372036854775807"),
+            "host.costs.exit_ple_ns",
+        );
+    }
+
+    // --- hypervisor -----------------------------------------------------------------------
+
+    fn with_ple(ple: &str) -> String {
+        with_tables(&format!("[hypervisor.ple]\n{ple}"), &format!("vcpus = 1\n{HOG}"))
+    }
+
+    #[test]
+    fn unknown_scheduler_parameter_names_the_key() {
+        let text = with_tables("[hypervisor]\nscheduler = \"credit\"\n[hypervisor.params]\ntimeslice = 5", &format!("vcpus = 1\n{HOG}"));
+        assert_path(&text, "hypervisor.params.timeslice");
+    }
+
+    #[test]
+    fn known_scheduler_parameter_is_accepted() {
+        let text = with_tables("[hypervisor]\nscheduler = \"credit\"\n[hypervisor.params]\nratelimit_us = 0", &format!("vcpus = 1\n{HOG}"));
+        accepted(&text);
+    }
+
+    #[test]
+    fn zero_ple_window_names_the_field() {
+        assert_path(&with_ple("window_cycles = 0"), "hypervisor.ple.window_cycles");
+    }
+
+    #[test]
+    fn ple_window_max_below_window_names_the_field() {
+        assert_path(&with_ple("window_cycles = 4096\nwindow_max_cycles = 100"), "hypervisor.ple.window_max_cycles");
+    }
+
+    #[test]
+    fn zero_ple_grow_names_the_field() {
+        assert_path(&with_ple("grow = 0"), "hypervisor.ple.grow");
+    }
+
+    // --- VMs ------------------------------------------------------------------------------
+
+    #[test]
+    fn no_vms_is_rejected() {
+        assert_path(&format!("duration_ms = 1\nvms = []\n{HOST}"), "vms");
+    }
+
+    #[test]
+    fn zero_weight_names_the_field() {
+        assert_path(&one_vm(&format!("vcpus = 1\nweight = 0\n{HOG}")), "vms[0].weight");
+    }
+
+    #[test]
+    fn weight_above_xen_range_names_the_field() {
+        assert_path(&one_vm(&format!("vcpus = 1\nweight = 65536\n{HOG}")), "vms[0].weight");
+    }
+
+    #[test]
+    fn cap_above_vcpus_names_the_field() {
+        let e = assert_path(&one_vm(&format!("vcpus = 2\ncap_pct = 250\n{HOG}")), "vms[0].cap_pct");
+        assert!(e.reason.contains("200"), "{e}");
+    }
+
+    #[test]
+    fn memory_node_out_of_range_names_the_field() {
+        assert_path(&one_vm(&format!("vcpus = 1\nmemory_node = 1\n{HOG}")), "vms[0].memory_node");
+    }
+
+    #[test]
+    fn name_clashing_with_a_default_name_is_rejected() {
+        let named = format!("name = \"vm1\"\nvcpus = 1\n{HOG}");
+        let unnamed = format!("vcpus = 1\n{HOG}");
+        assert_path(&format!("{}\n[[vms]]\n{unnamed}", one_vm(&named)), "vms[1].name");
+    }
+
+    #[test]
+    fn duplicate_vm_names_are_rejected() {
+        let vm = format!("name = \"a\"\nvcpus = 1\n{HOG}");
+        assert_path(&format!("{}\n[[vms]]\n{vm}", one_vm(&vm)), "vms[1].name");
+    }
+
+    #[test]
+    fn irq_vcpu_out_of_range_names_the_field() {
+        assert_path(&one_vm(&format!("vcpus = 2\n[vms.guest]\nirq_vcpu = 2\n{HOG}")), "vms[0].guest.irq_vcpu");
+    }
+
+    #[test]
+    fn irq_vcpu_offline_at_start_is_allowed() {
+        accepted(&one_vm(&format!("vcpus = 4\n[vms.guest]\nirq_vcpu = 3\nonline_vcpus = 2\n{HOG}")));
+    }
+
+    #[test]
+    fn zero_online_vcpus_names_the_field() {
+        assert_path(&one_vm(&format!("vcpus = 2\n[vms.guest]\nonline_vcpus = 0\n{HOG}")), "vms[0].guest.online_vcpus");
+    }
+
+    #[test]
+    fn more_online_than_vcpus_names_the_field() {
+        assert_path(&one_vm(&format!("vcpus = 2\n[vms.guest]\nonline_vcpus = 3\n{HOG}")), "vms[0].guest.online_vcpus");
+    }
+
+    #[test]
+    fn zero_guest_slice_names_the_field() {
+        assert_path(&one_vm(&format!("vcpus = 2\n[vms.guest]\nslice_us = 0\n{HOG}")), "vms[0].guest.slice_us");
+    }
+
+    #[test]
+    fn negative_balance_interval_names_the_field() {
+        assert_path(
+            &one_vm(&format!("vcpus = 2\n[vms.guest]\nbalance_interval_us = -4\n{HOG}")),
+            "vms[0].guest.balance_interval_us",
+        );
+    }
+
+    #[test]
+    fn zero_tick_names_the_field() {
+        assert_path(&one_vm(&format!("vcpus = 2\n[vms.guest]\ntick_us = 0\n{HOG}")), "vms[0].guest.tick_us");
+    }
+
+    #[test]
+    fn vm_without_workloads_names_the_field() {
+        assert_path(&one_vm("vcpus = 1\nworkloads = []"), "vms[0].workloads");
+    }
+
+    #[test]
+    fn too_many_threads_names_the_workload() {
+        let text = one_vm("vcpus = 1\n[[vms.workloads]]\nkind = \"hackbench\"\ngroups = 100000\nfds = 100000\n");
+        assert_path(&text, "vms[0].workloads[0]");
+    }
+
+    // --- built-in workloads ---------------------------------------------------------------
+
+    fn builtin(kind_and_params: &str) -> String {
+        one_vm(&format!("vcpus = 2\n[[vms.workloads]]\n{kind_and_params}\n"))
+    }
+
+    #[test]
+    fn zero_hog_threads_names_the_field() {
+        assert_path(&builtin("kind = \"hog\"\nthreads = 0"), "vms[0].workloads[0].threads");
+    }
+
+    #[test]
+    fn zero_parallel_iterations_names_the_field() {
+        assert_path(&builtin("kind = \"parallel\"\niterations = 0"), "vms[0].workloads[0].iterations");
+    }
+
+    #[test]
+    fn parallel_mem_fraction_above_one_names_the_field() {
+        assert_path(&builtin("kind = \"parallel\"\nmem_fraction = 1.2"), "vms[0].workloads[0].mem_fraction");
+    }
+
+    #[test]
+    fn parallel_with_zero_locks_names_the_field() {
+        assert_path(&builtin("kind = \"parallel\"\nlocks = 0"), "vms[0].workloads[0].locks");
+    }
+
+    #[test]
+    fn negative_barrier_spin_names_the_field() {
+        assert_path(&builtin("kind = \"parallel\"\nbarrier_spin_us = -1"), "vms[0].workloads[0].barrier_spin_us");
+    }
+
+    #[test]
+    fn zero_forks_names_the_field() {
+        assert_path(&builtin("kind = \"forkbench\"\nforks = 0"), "vms[0].workloads[0].forks");
+    }
+
+    #[test]
+    fn negative_fork_time_names_the_field() {
+        assert_path(&builtin("kind = \"forkbench\"\nchild_us = -10"), "vms[0].workloads[0].child_us");
+    }
+
+    #[test]
+    fn hackbench_zero_fds_names_the_field() {
+        assert_path(&builtin("kind = \"hackbench\"\nfds = 0"), "vms[0].workloads[0].fds");
+    }
+
+    #[test]
+    fn hackbench_affinity_out_of_range_names_the_entry() {
+        assert_path(&builtin("kind = \"hackbench\"\naffinity = [0, 2]"), "vms[0].workloads[0].affinity[1]");
+    }
+
+    #[test]
+    fn hackbench_empty_affinity_names_the_field() {
+        assert_path(&builtin("kind = \"hackbench\"\naffinity = []"), "vms[0].workloads[0].affinity");
+    }
+
+    #[test]
+    fn hackbench_huge_loops_do_not_overflow() {
+        assert_path(&builtin("kind = \"hackbench\"\nloops = 9223372036854775807"), "vms[0].workloads[0].loops");
+    }
+
+    #[test]
+    fn rambench_zero_passes_names_the_field() {
+        assert_path(&builtin("kind = \"rambench\"\npasses = 0"), "vms[0].workloads[0].passes");
+    }
+
+    #[test]
+    fn kbuild_zero_jobs_names_the_field() {
+        assert_path(&builtin("kind = \"kbuild\"\njobs = 0"), "vms[0].workloads[0].jobs");
+    }
+
+    #[test]
+    fn kbuild_bad_compile_distribution_names_the_parameter() {
+        assert_path(
+            &builtin("kind = \"kbuild\"\ncompile_us = { dist = \"lognormal\", mean_us = 0, cv = 1 }"),
+            "vms[0].workloads[0].compile_us.mean_us",
+        );
+    }
+
+    #[test]
+    fn stream_zero_iterations_names_the_field() {
+        assert_path(&builtin("kind = \"stream\"\niterations = 0"), "vms[0].workloads[0].iterations");
+    }
+
+    #[test]
+    fn stream_negative_ns_per_kib_names_the_field() {
+        assert_path(&builtin("kind = \"stream\"\nns_per_kib = -1"), "vms[0].workloads[0].ns_per_kib");
+    }
+
+    // --- custom programs ------------------------------------------------------------------
+
+    #[test]
+    fn empty_groups_names_the_field() {
+        assert_path(&builtin("kind = \"custom\"\ngroups = []"), "vms[0].workloads[0].groups");
+    }
+
+    #[test]
+    fn zero_group_threads_names_the_field() {
+        let text = builtin("kind = \"custom\"\ngroups = [ { threads = 0, program = [ { op = \"compute\", us = 1 } ] } ]");
+        assert_path(&text, "vms[0].workloads[0].groups[0].threads");
+    }
+
+    #[test]
+    fn empty_program_names_the_field() {
+        assert_path(&custom("[]"), "vms[0].workloads[0].groups[0].program");
+    }
+
+    #[test]
+    fn group_affinity_out_of_range_names_the_entry() {
+        let text =
+            builtin("kind = \"custom\"\ngroups = [ { affinity = [5], program = [ { op = \"compute\", us = 1 } ] } ]");
+        assert_path(&text, "vms[0].workloads[0].groups[0].affinity[0]");
+    }
+
+    #[test]
+    fn compute_mem_fraction_out_of_range_names_the_field() {
+        assert_path(
+            &custom(r#"[ { op = "compute", us = 1, mem_fraction = -0.1 } ]"#),
+            "vms[0].workloads[0].groups[0].program[0].mem_fraction",
+        );
+    }
+
+    #[test]
+    fn zero_loop_count_names_the_field() {
+        assert_path(
+            &custom(r#"[ { op = "loop", count = 0, body = [ { op = "compute", us = 1 } ] } ]"#),
+            "vms[0].workloads[0].groups[0].program[0].count",
+        );
+    }
+
+    #[test]
+    fn zero_every_names_the_field() {
+        assert_path(
+            &custom(r#"[ { op = "every", n = 0, body = [ { op = "compute", us = 1 } ] } ]"#),
+            "vms[0].workloads[0].groups[0].program[0].n",
+        );
+    }
+
+    #[test]
+    fn zero_barrier_parties_names_the_field() {
+        assert_path(
+            &custom(r#"[ { op = "barrier", barrier = "b", parties = 0 } ]"#),
+            "vms[0].workloads[0].groups[0].program[0].parties",
+        );
+    }
+
+    #[test]
+    fn inconsistent_barrier_parties_names_the_second_use() {
+        assert_path(
+            &custom(r#"[ { op = "barrier", barrier = "b", parties = 2 }, { op = "barrier", barrier = "b", parties = 3 } ]"#),
+            "vms[0].workloads[0].groups[0].program[1].parties",
+        );
+    }
+
+    #[test]
+    fn barrier_that_never_opens_names_its_parties() {
+        // Two threads, four parties.
+        let e = assert_path(
+            &custom(r#"[ { op = "barrier", barrier = "b", parties = 4 } ]"#),
+            "vms[0].workloads[0].groups[0].program[0].parties",
+        );
+        assert!(e.reason.contains("never open"), "{e}");
+    }
+
+    #[test]
+    fn barrier_shared_across_groups_counts_all_threads() {
+        let text = builtin(
+            r#"kind = "custom"
+groups = [ { threads = 2, program = [ { op = "barrier", barrier = "b", parties = 3 } ] },
+           { threads = 1, program = [ { op = "barrier", barrier = "b", parties = 3 } ] } ]"#,
+        );
+        accepted(&text);
+    }
+
+    #[test]
+    fn barrier_in_fork_body_is_not_counted_statically() {
+        accepted(&custom(
+            r#"[ { op = "fork", wait = false, body = [ { op = "barrier", barrier = "b", parties = 8 } ] },
+                 { op = "barrier", barrier = "b", parties = 8 } ]"#,
+        ));
+    }
+
+    #[test]
+    fn custom_barrier_clashing_with_a_builtin_one_is_rejected() {
+        // workloads[0] is a `stream` with 2 threads, whose barrier is called "w0.barrier".
+        let text = one_vm(
+            "vcpus = 2\n[[vms.workloads]]\nkind = \"stream\"\n[[vms.workloads]]\nkind = \"custom\"\n\
+             groups = [ { threads = 3, program = [ { op = \"barrier\", barrier = \"w0.barrier\", parties = 3 } ] } ]",
+        );
+        assert_path(&text, "vms[0].workloads[1].groups[0].program[0].parties");
+    }
+
+    #[test]
+    fn negative_spin_names_the_field() {
+        assert_path(
+            &custom(r#"[ { op = "mutex", mutex = "m", cs_us = 1, spin_us = -2 } ]"#),
+            "vms[0].workloads[0].groups[0].program[0].spin_us",
+        );
+    }
+
+    #[test]
+    fn zero_queue_capacity_names_the_field() {
+        assert_path(
+            &custom(r#"[ { op = "put", queue = "q", capacity = 0 } ]"#),
+            "vms[0].workloads[0].groups[0].program[0].capacity",
+        );
+    }
+
+    #[test]
+    fn inconsistent_queue_capacity_names_the_field() {
+        assert_path(
+            &custom(r#"[ { op = "put", queue = "q", capacity = 4 }, { op = "get", queue = "q" } ]"#),
+            "vms[0].workloads[0].groups[0].program[1].capacity",
+        );
+    }
+
+    #[test]
+    fn get_without_put_names_the_queue() {
+        assert_path(&custom(r#"[ { op = "get", queue = "q" } ]"#), "vms[0].workloads[0].groups[0].program[0].queue");
+    }
+
+    #[test]
+    fn cond_wait_without_signal_names_the_cond() {
+        assert_path(&custom(r#"[ { op = "cond_wait", cond = "c" } ]"#), "vms[0].workloads[0].groups[0].program[0].cond");
+    }
+
+    #[test]
+    fn negative_shootdown_time_names_the_field() {
+        assert_path(
+            &custom(r#"[ { op = "shootdown", local_us = -1 } ]"#),
+            "vms[0].workloads[0].groups[0].program[0].local_us",
+        );
+    }
+
+    #[test]
+    fn fork_body_is_validated_with_its_path() {
+        assert_path(
+            &custom(r#"[ { op = "loop", count = 3, body = [ { op = "fork", body = [ { op = "sleep", us = -1 } ] } ] } ]"#),
+            "vms[0].workloads[0].groups[0].program[0].body[0].body[0].us",
+        );
+    }
+
+    #[test]
+    fn zero_time_forever_loop_is_rejected() {
+        assert_path(
+            &custom(r#"[ { op = "forever", body = [ { op = "compute", us = 0 } ] } ]"#),
+            "vms[0].workloads[0].groups[0].program[0].body",
+        );
+    }
+
+    #[test]
+    fn unknown_op_names_the_program_entry() {
+        let e = rejected(&custom(r#"[ { op = "teleport" } ]"#));
+        assert!(e.path.starts_with("vms[0].workloads[0]"), "{e}");
+        assert!(e.reason.contains("teleport"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_inside_a_workload_names_the_workload() {
+        let e = rejected(&builtin("kind = \"parallel\"\nthreads = \"many\""));
+        assert!(e.path.starts_with("vms[0].workloads[0]"), "{e}");
+    }
+
+    // --- run to completion ----------------------------------------------------------------
+
+    fn no_duration(vm: &str) -> String {
+        format!("{HOST}\n[[vms]]\nvcpus = 2\n{vm}\n")
+    }
+
+    #[test]
+    fn hog_without_duration_requires_duration() {
+        let e = assert_path(&no_duration(HOG), "duration_ms");
+        assert!(e.reason.contains("vms[0].workloads[0] runs forever"), "{e}");
+    }
+
+    #[test]
+    fn parallel_without_iterations_requires_duration() {
+        let text = format!(
+            "{HOST}\n[[vms]]\nvcpus = 1\n[[vms.workloads]]\nkind = \"forkbench\"\n[[vms]]\nvcpus = 2\n\
+             [[vms.workloads]]\nkind = \"stream\"\n[[vms.workloads]]\nkind = \"parallel\"\n"
+        );
+        let e = assert_path(&text, "duration_ms");
+        assert!(e.reason.contains("vms[1].workloads[1]"), "{e}");
+    }
+
+    #[test]
+    fn forever_op_without_duration_requires_duration() {
+        let text = no_duration(
+            "[[vms.workloads]]\nkind = \"custom\"\ngroups = [ { program = [ { op = \"loop\", count = 2, body = [ \
+             { op = \"fork\", body = [ { op = \"forever\", body = [ { op = \"compute\", us = 5 } ] } ] } ] } ] } ]",
+        );
+        let e = assert_path(&text, "duration_ms");
+        assert!(e.reason.contains("program[0].body[0].body[0]"), "{e}");
+    }
+
+    #[test]
+    fn finite_workloads_run_to_completion_without_duration() {
+        accepted(&no_duration(
+            "[[vms.workloads]]\nkind = \"parallel\"\niterations = 10\n[[vms.workloads]]\nkind = \"kbuild\"\n",
+        ));
+    }
+
+    #[test]
+    fn shipped_scenarios_are_valid() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let Ok(entries) = std::fs::read_dir(&dir) else { return };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.extension().is_some_and(|x| x == "toml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                if let Err(err) = from_toml_str(&text) {
+                    panic!("{}: {err}", path.display());
+                }
+            }
+        }
+    }
+
+    // --- robustness -----------------------------------------------------------------------
+
+    /// Replaces every number in the full scenario, one at a time, by awkward values; parsing
+    /// and validation must return (Ok or a path-named error) without panicking.
+    #[test]
+    fn awkward_numbers_never_panic() {
+        let awkward = ["0", "-1", "-0.5", "1.5", "nan", "inf", "-inf", "1e300", "4294967296", "18446744073709551615", "9223372036854775807"];
+        let bytes = FULL.as_bytes();
+        // Every numeric token: starts with a digit or '-' right after ' ', '[' or '=', and
+        // runs over digits, '.', 'e', '+', '-' (also finds the entries of pin, affinity and
+        // numa_distance arrays).
+        let mut spans = Vec::new();
+        let mut i = 1;
+        while i < bytes.len() {
+            let starts = (bytes[i].is_ascii_digit() || bytes[i] == b'-') && matches!(bytes[i - 1], b' ' | b'[' | b'=');
+            if starts {
+                let mut end = i + 1;
+                while end < bytes.len() && matches!(bytes[end], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-' | b'_') {
+                    end += 1;
+                }
+                spans.push((i, end));
+                i = end;
+            } else {
+                i += 1;
+            }
+        }
+        assert!(spans.len() > 80, "found only {} numbers", spans.len());
+        let mut checked = 0;
+        for &(s, e) in &spans {
+            for v in awkward {
+                let text = format!("{}{}{}", &FULL[..s], v, &FULL[e..]);
+                let r = std::panic::catch_unwind(|| from_toml_str(&text));
+                match r {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(err)) => assert!(!err.reason.is_empty()),
+                    Err(_) => panic!("panicked with {v} at byte {s} ({})", &FULL[s..e]),
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 800);
+    }
 }

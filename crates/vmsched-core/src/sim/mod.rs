@@ -7,6 +7,8 @@
 
 mod check;
 pub mod state;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 
@@ -367,8 +369,10 @@ impl Simulation {
 
     /// Work draws of every guest thread so far (tests of common random numbers).
     #[doc(hidden)]
-    pub fn thread_draws(&self) -> Vec<(String, u64)> {
-        self.w.threads.iter().map(|t| (t.name.clone(), t.rng.draws())).collect()
+    pub fn thread_draws(&self) -> Vec<(String, u64, u64)> {
+        let mut v: Vec<_> = self.w.threads.iter().map(|t| (t.name.clone(), t.rng.draws(), t.rng.trace())).collect();
+        v.sort();
+        v
     }
 }
 

@@ -14,12 +14,13 @@ use crate::sim::state::{PcpuId, VcpuId};
 pub struct RoundRobin {
     slice_ns: Ns,
     queue: VecDeque<VcpuId>,
+    tickled: Vec<bool>,
 }
 
 impl RoundRobin {
     pub fn from_params(p: &mut Params) -> Result<Self, ScenarioError> {
         let slice_ms = p.f64("slice_ms", 10.0, 0.01, 10_000.0)?;
-        Ok(RoundRobin { slice_ns: (slice_ms * NS_PER_MS as f64) as Ns, queue: VecDeque::new() })
+        Ok(RoundRobin { slice_ns: (slice_ms * NS_PER_MS as f64) as Ns, queue: VecDeque::new(), tickled: Vec::new() })
     }
 }
 
@@ -27,11 +28,14 @@ impl HvScheduler for RoundRobin {
     fn name(&self) -> &'static str {
         "rr"
     }
-    fn init(&mut self, _view: &mut SchedView) {}
+    fn init(&mut self, view: &mut SchedView) {
+        self.tickled = vec![false; view.n_pcpus()];
+    }
 
     fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
         self.queue.push_back(v);
-        if let Some(p) = (0..view.n_pcpus()).find(|&p| view.is_idle(p) && view.allowed(v, p)) {
+        if let Some(p) = (0..view.n_pcpus()).find(|&p| view.is_idle(p) && !self.tickled[p] && view.allowed(v, p)) {
+            self.tickled[p] = true;
             view.tickle(p);
         }
     }
@@ -41,6 +45,7 @@ impl HvScheduler for RoundRobin {
     }
 
     fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, _why: Reason) -> Decision {
+        self.tickled[p] = false;
         if let (Some(v), true) = (prev, prev_runnable) {
             self.queue.push_back(v);
         }

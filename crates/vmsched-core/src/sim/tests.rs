@@ -1,0 +1,150 @@
+//! Scenario-level behaviour: determinism, common random numbers, and the double-scheduling
+//! effects that must emerge (issue 2, acceptance 2-7). Every run here checks the invariants
+//! after every event.
+
+use super::*;
+use crate::scenario::from_toml_str;
+
+const SYNC_1VM: &str = include_str!("../../../../scenarios/sync-heavy-1vm.toml");
+const SYNC_2VM: &str = include_str!("../../../../scenarios/sync-heavy-2vm.toml");
+const FAIRNESS: &str = include_str!("../../../../scenarios/fairness-1234.toml");
+
+fn run_text(text: &str, scheduler: Option<&str>) -> Results {
+    let sc = from_toml_str(text).expect("scenario parses");
+    let ov = Overrides { scheduler: scheduler.map(str::to_string), seed: None, check: true };
+    let mut sim = Simulation::new(&sc, &ov).expect("scenario builds");
+    sim.run().expect("no invariant violated")
+}
+
+fn completion(r: &Results, vm: usize) -> f64 {
+    r.vms[vm].completion_ns.expect("VM finished") as f64
+}
+
+/// The 12-thread sync-free variant of the sync-heavy workload: no locks, shootdowns or barriers.
+fn sync_free(text: &str) -> String {
+    text.replace("locks_per_iteration = 2", "locks_per_iteration = 0")
+        .replace("shootdown_every = 4", "shootdown_every = 0")
+        .replace("barrier_every = 50", "barrier_every = 0")
+}
+
+#[test]
+fn same_scenario_and_seed_give_byte_identical_results() {
+    let sc = from_toml_str(SYNC_2VM).unwrap();
+    let run = || {
+        let mut sim = Simulation::new(&sc, &Overrides { scheduler: Some("cfs".into()), seed: Some(7), check: true }).unwrap();
+        sim.run_until(40 * NS_PER_MS).unwrap();
+        results_json(&sim.results())
+    };
+    let a = run();
+    let b = run();
+    assert_eq!(a, b);
+    assert!(a.contains("\"schema_version\": 1"));
+}
+
+#[test]
+fn different_seeds_give_different_results() {
+    let sc = from_toml_str(SYNC_1VM).unwrap();
+    let run = |seed| {
+        let mut sim = Simulation::new(&sc, &Overrides { seed: Some(seed), check: true, ..Default::default() }).unwrap();
+        sim.run_until(20 * NS_PER_MS).unwrap();
+        results_json(&sim.results())
+    };
+    assert_ne!(run(1), run(2));
+}
+
+#[test]
+fn every_thread_draws_the_same_work_under_credit_and_cfs() {
+    let sc = from_toml_str(SYNC_2VM).unwrap();
+    let draws = |s: &str| {
+        let mut sim = Simulation::new(&sc, &Overrides { scheduler: Some(s.into()), seed: None, check: false }).unwrap();
+        sim.run().unwrap();
+        assert!(sim.results().vms.iter().all(|v| v.finished));
+        sim.thread_draws()
+    };
+    let a = draws("credit");
+    let b = draws("cfs");
+    assert_eq!(a.len(), 24);
+    assert!(a.iter().all(|(_, n, _)| *n > 1000));
+    assert_eq!(a, b, "common random numbers: identical draw sequences per thread");
+}
+
+#[test]
+fn double_scheduling_emerges_on_an_overcommitted_host() {
+    let alone = run_text(SYNC_1VM, Some("credit"));
+    let shared = run_text(SYNC_2VM, Some("credit"));
+    for vm in 0..2 {
+        let ratio = completion(&shared, vm) / completion(&alone, 0);
+        assert!(ratio >= 2.5, "vm{vm}: slowdown {ratio:.2} < 2.5");
+        let spin = shared.vms[vm].spin_fraction;
+        assert!(spin >= 0.30, "vm{vm}: only {spin:.2} of guest CPU spent spinning or waiting for IPIs");
+    }
+    let free_alone = run_text(&sync_free(SYNC_1VM), Some("credit"));
+    let free_shared = run_text(&sync_free(SYNC_2VM), Some("credit"));
+    for vm in 0..2 {
+        let ratio = completion(&free_shared, vm) / completion(&free_alone, 0);
+        assert!((1.9..=2.2).contains(&ratio), "sync-free vm{vm}: ratio {ratio:.3} outside [1.9, 2.2]");
+    }
+}
+
+#[test]
+fn credit_shares_follow_vcpu_counts_and_cfs_shares_follow_vm_weights() {
+    let credit = run_text(FAIRNESS, Some("credit"));
+    let one = credit.vms.iter().find(|v| v.vcpus == 1).unwrap().share;
+    let four = credit.vms.iter().find(|v| v.vcpus == 4).unwrap().share;
+    assert!(four >= 2.0 * one, "credit: 4-vCPU VM {four:.3} vs 1-vCPU VM {one:.3}");
+    let cfs = run_text(FAIRNESS, Some("cfs"));
+    for v in &cfs.vms {
+        assert!((v.share - 0.25).abs() <= 0.05 * 0.25, "cfs: {} has share {:.4}", v.name, v.share);
+    }
+}
+
+#[test]
+fn ticket_locks_lose_more_time_than_test_and_set_when_overcommitted() {
+    let tas = SYNC_2VM.replace("vcpus = 12\n", "vcpus = 12\nguest = { spinlock = \"tas\" }\n");
+    let r_ticket = run_text(SYNC_2VM, Some("credit"));
+    let r_tas = run_text(&tas, Some("credit"));
+    let spin = |r: &Results| r.vms.iter().map(|v| v.guest_ns.on_cpu.lock_spin).sum::<Ns>();
+    assert!(spin(&r_ticket) > spin(&r_tas), "ticket {} ns vs tas {} ns", spin(&r_ticket), spin(&r_tas));
+    let waiter_preemptions = |r: &Results| r.vms.iter().map(|v| v.lock_waiter_preemptions).sum::<u64>();
+    assert!(waiter_preemptions(&r_ticket) > waiter_preemptions(&r_tas));
+}
+
+#[test]
+fn ple_with_directed_yield_shortens_the_sync_heavy_case_on_cfs() {
+    let on = run_text(SYNC_2VM, Some("cfs"));
+    let off_text = SYNC_2VM.replace("[hypervisor]\n", "[hypervisor]\nple = { enabled = false }\n");
+    let off = run_text(&off_text, Some("cfs"));
+    assert!(on.vms.iter().all(|v| v.ple_exits > 0));
+    assert!(off.vms.iter().all(|v| v.ple_exits == 0));
+    assert!(on.totals.directed_yield_successful > 0);
+    for vm in 0..2 {
+        assert!(completion(&on, vm) < completion(&off, vm), "vm{vm}: PLE+DY {} vs off {}", completion(&on, vm), completion(&off, vm));
+    }
+}
+
+#[test]
+fn the_invariant_checker_reports_a_vcpu_on_two_pcpus() {
+    let sc = from_toml_str(SYNC_1VM).unwrap();
+    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+    sim.run_until(NS_PER_MS).unwrap();
+    sim.corrupt_for_test();
+    let err = sim.run_until(2 * NS_PER_MS).expect_err("the checker must catch the corruption");
+    assert!(err.message.contains("pcpu"), "{}", err.message);
+}
+
+#[test]
+fn pcpu_time_adds_up_to_simulated_time() {
+    for s in ["credit", "cfs", "rr"] {
+        let r = run_text(FAIRNESS, Some(s));
+        for p in &r.pcpus {
+            assert_eq!(p.idle_ns + p.hv_ns + p.guest_ns, r.sim_time_ns, "{s}: pcpu {}", p.pcpu);
+        }
+    }
+}
+
+#[test]
+fn unknown_scheduler_is_a_scenario_error_naming_the_field() {
+    let sc = from_toml_str(SYNC_1VM).unwrap();
+    let err = Simulation::new(&sc, &Overrides { scheduler: Some("nope".into()), ..Default::default() }).err().unwrap();
+    assert_eq!(err.path, "hypervisor.scheduler");
+}
