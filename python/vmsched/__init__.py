@@ -14,14 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import _core
-from .errors import ScenarioError, SimulationError
+from .errors import InternalError, ScenarioError, SimulationError
 from .results import Results
 from .runner import Simulation, run
 from .scenario import Scenario, catalog, scheduler_names, workload_names
 
 __all__ = [
     "Scenario", "Results", "Simulation", "run", "catalog", "scheduler_names", "workload_names",
-    "ScenarioError", "SimulationError", "scenarios_dir", "example_scenarios", "__version__",
+    "ScenarioError", "SimulationError", "InternalError", "scenarios_dir", "example_scenarios", "__version__",
 ]
 
 __version__ = _core.__version__

@@ -2,7 +2,7 @@
 
 Exit codes: 0 success; 2 bad input (bad flag, unreadable file, invalid scenario: a one-line
 message naming the field, never a traceback); 3 the invariant checker (``--check``) found a
-violation; 130 interrupted.
+violation; 70 internal error (a bug: a panic in the Rust core); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .errors import ScenarioError, SimulationError
+from .errors import InternalError, ScenarioError, SimulationError
 
 PROG = "vmsched"
 EXAMPLE_SCHEDULERS = ("credit", "cfs", "rr")
 
 EXIT_USAGE = 2
 EXIT_SIM = 3
+EXIT_INTERNAL = 70  # EX_SOFTWARE
 
 
 class UsageError(Exception):
@@ -295,7 +296,8 @@ def cmd_bench(a: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Deterministic simulator of SMP virtual machines on "
-                "shared hosts.", epilog="Exit codes: 0 ok, 2 bad input, 3 invariant violation.")
+                "shared hosts.", epilog="Exit codes: 0 ok, 2 bad input, 3 invariant violation, "
+                "70 internal error.")
     from . import __version__
 
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -355,6 +357,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimulationError as e:
         _err(str(e))
         return EXIT_SIM
+    except InternalError as e:
+        _err(f"internal error in the simulator core (please report): {e}")
+        return EXIT_INTERNAL
     except (TypeError, ValueError) as e:
         _err(str(e))
         return EXIT_USAGE

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ScenarioError", "SimulationError"]
+__all__ = ["ScenarioError", "SimulationError", "InternalError"]
 
 
 class ScenarioError(ValueError):
@@ -12,7 +12,8 @@ class ScenarioError(ValueError):
 
     def __init__(self, path: str, reason: str):
         self.path = str(path)
-        self.reason = str(reason).strip()
+        # one line: multi-line parser messages are joined
+        self.reason = "; ".join(l.strip() for l in str(reason).strip().splitlines() if l.strip())
         super().__init__(self.path, self.reason)
 
     def __str__(self) -> str:
@@ -35,3 +36,7 @@ class SimulationError(RuntimeError):
 
     def __reduce__(self):
         return (type(self), (self.at_ns, self.message))
+
+
+class InternalError(RuntimeError):
+    """A bug in the simulator core (a Rust panic), with its message and source location."""

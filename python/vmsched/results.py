@@ -22,9 +22,10 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported when a table is first built (fast CLI start-up)
+    import pandas as pd
 
 __all__ = ["Results", "flatten"]
 
@@ -49,7 +50,9 @@ def flatten(row: dict, prefix: str = "") -> dict:
     return out
 
 
-def _table(rows: Iterable[dict]) -> pd.DataFrame:
+def _table(rows: Iterable[dict]) -> "pd.DataFrame":
+    import pandas as pd
+
     return pd.DataFrame([flatten(r) for r in rows])
 
 
@@ -167,6 +170,8 @@ class Results:
 
 
 def _derive_vm_columns(df: pd.DataFrame, sim_time_ns: int) -> pd.DataFrame:
+    import pandas as pd
+
     if df.empty:
         return df
     cats = [c for c in df.columns if c.startswith("guest_ns_")]

@@ -66,6 +66,21 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"value {o!r} of type {type(o).__name__} is not allowed in a scenario")
 
 
+def _toml_syntax_reason(text: str) -> str | None:
+    """A TOML syntax error with its line and column (the core's parser reports the path of
+    schema errors but not the position of syntax errors); None if tomllib is unavailable or
+    finds no syntax error."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        return None
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        return f"TOML syntax error: {e}"
+    return None
+
+
 class Scenario:
     """A validated scenario. Build with :meth:`from_file`, :meth:`from_toml`,
     :meth:`from_json` or :meth:`from_dict`; never construct from unvalidated data."""
@@ -83,7 +98,13 @@ class Scenario:
     def from_toml(cls, text: str, source: str | None = None) -> "Scenario":
         if not isinstance(text, str):
             raise TypeError(f"TOML text must be a str, got {type(text).__name__}")
-        sc = cls(_core.validate_toml(text), source)
+        try:
+            normalised = _core.validate_toml(text)
+        except ScenarioError as e:
+            if not e.path:
+                raise ScenarioError("", _toml_syntax_reason(text) or e.reason) from None
+            raise
+        sc = cls(normalised, source)
         sc._check_names()
         return sc
 

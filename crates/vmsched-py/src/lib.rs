@@ -5,7 +5,12 @@
 //!
 //! Errors: a `ScenarioError` of the core becomes `vmsched.errors.ScenarioError(path, reason)`
 //! (a `ValueError`), a `SimError` becomes `vmsched.errors.SimulationError(at_ns, message)`
-//! (a `RuntimeError`). Both classes are defined in Python and looked up when raised.
+//! (a `RuntimeError`), a Rust panic (a bug in the core) becomes
+//! `vmsched.errors.InternalError(message)`. The classes are defined in Python and looked up
+//! when raised.
+
+use std::cell::RefCell;
+use std::panic::{self, AssertUnwindSafe};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -28,6 +33,43 @@ where
     }
 }
 
+thread_local! {
+    /// Message and location of the last Rust panic on this thread (set by our panic hook).
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Replace the default panic hook (which prints a multi-line report to stderr) with one that
+/// records the message and location; `guard` turns the panic into `vmsched.errors.InternalError`.
+fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        panic::set_hook(Box::new(|info| {
+            let p = info.payload();
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_string());
+            let loc = info
+                .location()
+                .map(|l| format!(" (at {}:{}:{})", l.file(), l.line(), l.column()))
+                .unwrap_or_default();
+            LAST_PANIC.with(|c| *c.borrow_mut() = Some(format!("{msg}{loc}")));
+        }));
+    });
+}
+
+/// Run `f`, turning a Rust panic into an `Err(message)`.
+fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|_| {
+        LAST_PANIC.with(|c| c.borrow_mut().take()).unwrap_or_else(|| "panic".to_string())
+    })
+}
+
+fn internal_err(py: Python<'_>, msg: String) -> PyErr {
+    py_error(py, "InternalError", (msg,))
+}
+
 fn scenario_err(py: Python<'_>, e: ScenarioError) -> PyErr {
     py_error(py, "ScenarioError", (e.path, e.reason))
 }
@@ -46,14 +88,18 @@ fn echo(py: Python<'_>, sc: &Scenario) -> PyResult<String> {
 /// Parse and validate a TOML scenario; return the normalised scenario (defaults filled) as JSON.
 #[pyfunction]
 fn validate_toml(py: Python<'_>, text: &str) -> PyResult<String> {
-    let sc = scenario::from_toml_str(text).map_err(|e| scenario_err(py, e))?;
+    let sc = catch(|| scenario::from_toml_str(text))
+        .map_err(|m| internal_err(py, m))?
+        .map_err(|e| scenario_err(py, e))?;
     echo(py, &sc)
 }
 
 /// Parse and validate a JSON scenario; return the normalised scenario as JSON.
 #[pyfunction]
 fn validate_json(py: Python<'_>, text: &str) -> PyResult<String> {
-    let sc = scenario::from_json_str(text).map_err(|e| scenario_err(py, e))?;
+    let sc = catch(|| scenario::from_json_str(text))
+        .map_err(|m| internal_err(py, m))?
+        .map_err(|e| scenario_err(py, e))?;
     echo(py, &sc)
 }
 
@@ -74,6 +120,8 @@ fn catalog_json() -> PyResult<String> {
 #[pyclass(module = "vmsched._core", unsendable)]
 struct Simulation {
     inner: sim::Simulation,
+    /// Set after a panic inside the core: the state may be inconsistent, refuse to go on.
+    poisoned: Option<String>,
 }
 
 /// A pointer to a `Simulation` that may cross the `allow_threads` boundary.
@@ -93,6 +141,15 @@ impl SimPtr {
     }
 }
 
+impl Simulation {
+    fn check_poisoned(&self, py: Python<'_>) -> PyResult<()> {
+        match &self.poisoned {
+            Some(m) => Err(internal_err(py, format!("simulation unusable after an earlier panic: {m}"))),
+            None => Ok(()),
+        }
+    }
+}
+
 #[pymethods]
 impl Simulation {
     #[new]
@@ -104,17 +161,29 @@ impl Simulation {
         seed: Option<u64>,
         check: bool,
     ) -> PyResult<Self> {
-        let sc = scenario::from_json_str(scenario_json).map_err(|e| scenario_err(py, e))?;
+        let sc = catch(|| scenario::from_json_str(scenario_json))
+            .map_err(|m| internal_err(py, m))?
+            .map_err(|e| scenario_err(py, e))?;
         let ov = Overrides { scheduler, seed, check };
-        let inner = sim::Simulation::new(&sc, &ov).map_err(|e| scenario_err(py, e))?;
-        Ok(Simulation { inner })
+        let inner = catch(|| sim::Simulation::new(&sc, &ov))
+            .map_err(|m| internal_err(py, m))?
+            .map_err(|e| scenario_err(py, e))?;
+        Ok(Simulation { inner, poisoned: None })
     }
 
     /// Advance simulated time to `t_ns` (clamped to the horizon). Releases the GIL.
     fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
+        self.check_poisoned(py)?;
         let p = SimPtr(&mut self.inner);
         // SAFETY: see `SimPtr`.
-        py.allow_threads(move || unsafe { p.get() }.run_until(t_ns)).map_err(|e| sim_err(py, e))
+        let r = py.allow_threads(move || catch(|| unsafe { p.get() }.run_until(t_ns)));
+        match r {
+            Ok(r) => r.map_err(|e| sim_err(py, e)),
+            Err(m) => {
+                self.poisoned = Some(m.clone());
+                Err(internal_err(py, m))
+            }
+        }
     }
 
     #[getter]
@@ -138,10 +207,12 @@ impl Simulation {
     }
 
     /// The results so far, as the pretty JSON of `docs/results.md` (byte-stable).
-    fn results_json(&mut self, py: Python<'_>) -> String {
+    fn results_json(&mut self, py: Python<'_>) -> PyResult<String> {
+        self.check_poisoned(py)?;
         let p = SimPtr(&mut self.inner);
         // SAFETY: see `SimPtr`.
-        py.allow_threads(move || sim::results_json(&unsafe { p.get() }.results()))
+        py.allow_threads(move || catch(|| sim::results_json(&unsafe { p.get() }.results())))
+            .map_err(|m| internal_err(py, m))
     }
 
     fn __repr__(&self) -> String {
@@ -156,6 +227,7 @@ impl Simulation {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    install_panic_hook();
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(catalog_json, m)?)?;

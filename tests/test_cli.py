@@ -1,0 +1,102 @@
+"""The `vmsched` command line: list, run, examples, bench, and flag errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import vmsched
+
+
+def test_list_shows_schedulers_and_workloads(cli):
+    r = cli("list")
+    assert r.code == 0, r
+    for name in ("credit", "cfs", "rr", "hog", "parallel", "hackbench", "kbuild"):
+        assert name in r.out, name
+    # description and source columns
+    assert "source" in r.out and "description" in r.out
+    cat = json.loads(cli("list", "--json").out)
+    names = [e["name"] for e in cat["schedulers"]]
+    assert {"credit", "cfs", "rr"} <= set(names)
+    for e in cat["schedulers"] + cat["workloads"]:
+        assert e["description"] and e["source"], e
+
+
+def test_run_prints_table_and_writes_results(cli, tiny_toml, tmp_path):
+    r = cli("run", tiny_toml.name, "--check", "--out", "res", "--seed", "3", "--scheduler", "rr")
+    assert r.code == 0, r
+    assert "scheduler=rr" in r.out and "seed=3" in r.out
+    assert "a" in r.out and "b" in r.out
+    out = tmp_path / "res"
+    for f in ("summary.json", "vms.csv", "vcpus.csv", "pcpus.csv",
+              "vms.parquet", "vcpus.parquet", "pcpus.parquet"):
+        assert (out / f).is_file(), f
+    s = json.loads((out / "summary.json").read_text())
+    assert s["schema_version"] == 1
+    assert s["scheduler"] == "rr" and s["seed"] == 3
+    assert s["scenario"]["name"] == "tiny"
+    # no temporary directories left behind
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_run_quiet_prints_nothing(cli, tiny_toml):
+    r = cli("run", tiny_toml.name, "--quiet", "--check")
+    assert r.code == 0 and r.out == "", r
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["run", "X", "--seed", "-1"], "--seed"),
+    (["run", "X", "--seed", "abc"], "--seed"),
+    (["run", "X", "--bogus"], "--bogus"),
+    (["run", "X", "--scheduler", "nope"], "nope"),
+    (["run"], "SCENARIO"),
+    (["frobnicate"], "frobnicate"),
+    ([], "COMMAND"),
+    (["bench", "--repeat", "0"], "--repeat"),
+    (["examples", "--scheduler", "nope"], "nope"),
+])
+def test_bad_flags_exit_2_in_one_line(cli, tiny_toml, args, needle):
+    args = [tiny_toml.name if a == "X" else a for a in args]
+    r = cli(*args)
+    assert r.code == 2, r
+    assert "Traceback" not in r.text, r
+    assert len(r.err.strip().splitlines()) == 1, r
+    assert needle in r.err, r
+
+
+def test_help_and_version(cli):
+    r = cli("--help")
+    assert r.code == 0 and "run" in r.out and "validate" in r.out
+    r = cli("--version")
+    assert r.code == 0 and vmsched.__version__ in r.out
+
+
+def test_examples_writes_per_scheduler_results(cli, tmp_path):
+    r = cli("examples", "--only", "fairness-1234", "--scheduler", "rr", "--scheduler", "credit",
+            "--out", "ex", "--check", "--quiet")
+    assert r.code == 0, r
+    for sched in ("rr", "credit"):
+        s = json.loads((tmp_path / "ex" / "fairness-1234" / sched / "summary.json").read_text())
+        assert s["scheduler"] == sched
+    header = r.out.splitlines()[0]
+    for col in ("scenario", "scheduler", "VM", "share", "lock spin %", "IPI wait %",
+                "ctx sw/pCPU-s"):
+        assert col in header, col
+    assert (tmp_path / "ex" / "summary.txt").is_file()
+
+
+def test_examples_unknown_only_pattern(cli):
+    r = cli("examples", "--only", "no-such-scenario", "--out", "ex")
+    assert r.code == 2 and "Traceback" not in r.text, r
+
+
+def test_bench_builders_are_valid():
+    from vmsched import bench
+
+    for name, d in bench.bench_scenarios(quick=True).items():
+        sc = vmsched.Scenario.from_dict(d)
+        assert sc.to_dict()["vms"], name
+    big = vmsched.Scenario.from_dict(bench.host64(10))
+    assert big.n_pcpus == 64 and len(big.to_dict()["vms"]) == 32
+    assert all(vm["vcpus"] == 8 for vm in big.to_dict()["vms"])
