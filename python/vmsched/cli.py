@@ -114,7 +114,7 @@ def _done_or_throughput(vm: dict) -> str:
     if vm.get("completion_ms") is not None and not _isnan(vm.get("completion_ms")):
         return f"{vm['completion_ms']:.1f} ms"
     if vm.get("ops_per_s") is not None and not _isnan(vm.get("ops_per_s")):
-        return f"{_fmt(float(vm['ops_per_s']), '.4g')} ops/s"
+        return f"{float(vm['ops_per_s']):.1f} ops/s"
     return "-"
 
 

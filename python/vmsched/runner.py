@@ -76,11 +76,13 @@ def run(scenario: Union[Scenario, Mapping[str, Any], PathLike],
         desc = f"{sc.name} [{scheduler or sc.scheduler}]"
         if fixed:
             bar = tqdm(total=round(horizon / 1e9, 6), unit="sim-s", delay=1.0, file=sys.stderr,
+                       disable=None,
                        desc=desc, leave=False,
                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.3f}/{total:.3f} "
                                   "sim-s [{elapsed}<{remaining}]")
         else:
             bar = tqdm(total=None, unit="sim-s", delay=1.0, file=sys.stderr, desc=desc,
+                       disable=None,
                        leave=False,
                        bar_format="{desc}: {n:.3f} sim-s until all VMs finish [{elapsed}]")
     t0 = time.perf_counter()
