@@ -86,7 +86,7 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
 
 def _numeric(s: str) -> bool:
-    s = s.strip().rstrip("%")
+    s = s.strip().rstrip("%").replace(",", "")
     if s in ("-", "inf"):
         return True
     try:
@@ -284,9 +284,9 @@ def cmd_bench(a: argparse.Namespace) -> int:
     report = run_bench(quick=a.quick, repeat=a.repeat)
     headers = ["benchmark", "events", "simulated s", "events/s (median)",
                "sim s per wall s (median)", "repeats"]
-    rows = [[r["bench"], _fmt(r["events"], ".0f") if isinstance(r["events"], float) else str(r["events"]),
-             f"{r['sim_s']:.3f}", _fmt(float(r["events_per_s"]), ".4g"),
-             _fmt(float(r["sim_s_per_wall_s"]), ".4g"), str(r["repeat"])]
+    rows = [[r["bench"], f"{r['events']:,.0f}",
+             f"{r['sim_s']:.3f}", _fmt(float(r["events_per_s"]), ",.0f"),
+             _fmt(float(r["sim_s_per_wall_s"]), ".3g"), str(r["repeat"])]
             for r in report["results"]]
     print(format_table(headers, rows))
     if a.json:
@@ -347,6 +347,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = parser.parse_args(argv)
     try:
         return int(a.func(a) or 0)
+    except BrokenPipeError:  # e.g. `vmsched list | head`
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        return 0
     except UsageError as e:
         _err(str(e))
         return EXIT_USAGE
