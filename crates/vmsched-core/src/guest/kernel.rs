@@ -41,6 +41,8 @@ fn draw(rng: &mut crate::engine::RngStream, d: &DurationUs) -> Ns {
 }
 
 const MAX_INSTRS_PER_STEP: u32 = 100_000;
+/// How often a pending CPU offline re-checks for a preemptible moment.
+const OFFLINE_RETRY_NS: Ns = 10_000;
 
 impl World {
     fn running_cur(&self, t: ThreadId) -> Option<VcpuId> {
@@ -392,6 +394,9 @@ impl World {
         } else if spin_ns > 0 {
             mx.spinners.push(t);
             let now = self.now();
+            let v = self.threads[t].vcpu;
+            self.advance(v);
+            self.vcpus[v].ple_spun_ns = 0;
             self.set_act(t, Activity::MutexSpin { mutex: m, left: spin_ns, since: now });
         } else {
             mx.sleepers.push_back(t);
@@ -640,6 +645,83 @@ impl World {
         if self.vms[vm].live_threads == 0 {
             self.vms[vm].finished_at = Some(self.now());
         }
+    }
+
+    /// Periodic timer interrupt of a halted vCPU in a guest without tickless idle: the vCPU is
+    /// woken, runs the timer handler, finds nothing to do and halts again.
+    pub(crate) fn guest_tick(&mut self, v: VcpuId) {
+        if self.vcpus[v].run == RunState::Blocked {
+            let now = self.now();
+            self.deliver_irq(v, IrqWork { left_ns: self.costs.irq_handler_ns, action: IrqAction::Nothing, sent_at: now });
+        }
+    }
+
+    /// CPU hotplug. Offlining migrates the vCPU's threads to the remaining online vCPUs (wake
+    /// placement) and removes the vCPU from the hypervisor's runqueues; an offline vCPU is never
+    /// scheduled. Onlining leaves it halted until work arrives (guest balancing moves threads).
+    /// The time the guest takes to do this is the caller's concern (a controller's action cost).
+    pub fn set_vcpu_online(&mut self, v: VcpuId, online: bool) {
+        let vm = self.vcpus[v].vm;
+        if self.vcpus[v].online == online {
+            return;
+        }
+        if online {
+            self.vcpus[v].online = true;
+            self.vcpus[v].run = RunState::Blocked;
+            self.vcpus[v].state_since = self.now();
+            let f = self.facts_of(v);
+            self.facts[v] = f;
+            return;
+        }
+        if self.vms[vm].vcpus.iter().filter(|&&u| self.vcpus[u].online).count() <= 1 {
+            return;
+        }
+        // stop_machine: the CPU goes down only once its current thread may be preempted
+        // (not inside or waiting for a spinlock or an IPI).
+        if self.vcpus[v].cur.map_or(false, |t| self.threads[t].act.preempt_disabled()) {
+            let at = self.now() + OFFLINE_RETRY_NS;
+            self.q.push(at, Ev::OfflineRetry(v));
+            return;
+        }
+        self.advance(v);
+        self.vcpus[v].online = false;
+        let mut moving: Vec<ThreadId> = self.vcpus[v].runq.drain(..).collect();
+        if let Some(t) = self.vcpus[v].cur.take() {
+            moving.insert(0, t);
+        }
+        let mut irqs: Vec<IrqWork> = self.vcpus[v].irq.drain(..).collect();
+        irqs.append(&mut self.vcpus[v].pending_irq);
+        self.vcpus[v].halt_pending = false;
+        match self.vcpus[v].run {
+            RunState::Running(p) => self.schedule(p, crate::hv::sched::Reason::Block),
+            RunState::Runnable => {
+                self.with_sched(|s, view| s.sleep(view, v));
+                self.set_offline_state(v);
+            }
+            _ => self.set_offline_state(v),
+        }
+        for t in moving {
+            self.wake_thread(t, None);
+        }
+        for w in irqs {
+            self.irq_dropped(w);
+        }
+    }
+
+    fn set_offline_state(&mut self, v: VcpuId) {
+        let now = self.now();
+        let vc = &mut self.vcpus[v];
+        match vc.run {
+            RunState::Runnable => vc.steal_ns += now - vc.state_since,
+            RunState::Blocked => vc.halted_ns += now - vc.state_since,
+            _ => {}
+        }
+        vc.run = RunState::Offline;
+        vc.state_since = now;
+        vc.exec_timer.cancel();
+        vc.tick_timer.cancel();
+        let f = self.facts_of(v);
+        self.facts[v] = f;
     }
 
     /// Periodic guest load balancing: move queued threads from the busiest to the idlest

@@ -32,7 +32,7 @@ pub struct ParallelParams {
     /// Spinlock sections per iteration.
     #[serde(default = "d_one")]
     pub locks_per_iteration: u32,
-    /// Distinct locks (each section picks lock `iteration % locks`).
+    /// Distinct locks: section k of an iteration takes lock `k % locks`.
     #[serde(default = "d_one")]
     pub locks: u32,
     #[serde(default = "d_cs")]

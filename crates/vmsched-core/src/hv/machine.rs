@@ -387,6 +387,12 @@ impl World {
         if let RunState::Running(p) = self.vcpus[v].run {
             self.schedule(p, Reason::Block);
         }
+        let vm = &self.vms[self.vcpus[v].vm];
+        if !vm.tickless && self.vcpus[v].online {
+            let tick = vm.tick_ns;
+            let at = (self.q.now() / tick + 1) * tick;
+            self.q.arm(&mut self.vcpus[v].tick_timer, at, Ev::GuestTick(v));
+        }
     }
 
     /// Charge an exit to a running (or about to run) vCPU.

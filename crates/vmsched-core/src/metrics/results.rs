@@ -30,7 +30,7 @@ pub struct VmResult {
     pub cap_pct: u32,
     pub finished: bool,
     pub completion_ns: Option<Ns>,
-    /// Compute operations completed (a throughput measure for endless workloads).
+    /// Compute operations started (a throughput measure for endless workloads).
     pub ops: u64,
     pub cpu_ns: Ns,
     pub guest_ns: GuestTime,

@@ -11,7 +11,7 @@
 
 mod validate;
 
-pub use validate::validate;
+pub use validate::{validate, validate_with};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -55,6 +55,8 @@ pub(crate) enum Ev {
     WakeThread(ThreadId),
     IoComplete(ThreadId),
     GuestBalance(VmId),
+    GuestTick(VcpuId),
+    OfflineRetry(VcpuId),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -355,6 +357,23 @@ impl Simulation {
         crate::metrics::results::build(&self.w, &self.scenario, &self.scheduler)
     }
 
+    /// Bring vCPU `vcpu` of VM `vm` online or offline in its guest (CPU hotplug).
+    pub fn set_vcpu_online(&mut self, vm: usize, vcpu: u32, online: bool) -> Result<(), ScenarioError> {
+        let v = *self
+            .w
+            .vms
+            .get(vm)
+            .and_then(|m| m.vcpus.get(vcpu as usize))
+            .ok_or_else(|| ScenarioError::new(format!("vms[{vm}].vcpus"), format!("no vCPU {vcpu} in VM {vm}")))?;
+        self.w.set_vcpu_online(v, online);
+        Ok(())
+    }
+
+    /// Per-vCPU run time so far (ns), in VM order.
+    pub fn vcpu_run_ns(&self) -> Vec<Ns> {
+        self.w.vcpus.iter().map(|v| v.run_ns).collect()
+    }
+
     /// Break an invariant on purpose (tests of the checker).
     #[doc(hidden)]
     pub fn corrupt_for_test(&mut self) {
@@ -392,6 +411,13 @@ impl World {
                 self.hv_wake(v);
             }
         }
+        for v in 0..self.vcpus.len() {
+            let vm = &self.vms[self.vcpus[v].vm];
+            if !vm.tickless && self.vcpus[v].run == RunState::Blocked {
+                let at = vm.tick_ns;
+                self.q.arm(&mut self.vcpus[v].tick_timer, at, Ev::GuestTick(v));
+            }
+        }
         for vm in 0..self.vms.len() {
             let at = self.vms[vm].balance_ns;
             self.q.arm(&mut self.vms[vm].balance_timer, at, Ev::GuestBalance(vm));
@@ -425,6 +451,12 @@ impl World {
             Ev::VipiArrive(v, work) => self.vipi_arrive(v, work),
             Ev::WakeThread(t) => self.wake_thread(t, None),
             Ev::IoComplete(t) => self.io_complete(t),
+            Ev::GuestTick(v) => {
+                if self.vcpus[v].tick_timer.fire(gen) {
+                    self.guest_tick(v);
+                }
+            }
+            Ev::OfflineRetry(v) => self.set_vcpu_online(v, false),
             Ev::GuestBalance(vm) => {
                 if self.vms[vm].balance_timer.fire(gen) {
                     self.guest_balance(vm);

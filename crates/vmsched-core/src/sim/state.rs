@@ -84,14 +84,14 @@ pub struct Vcpu {
     pub cur: Option<ThreadId>,
     pub runq: VecDeque<ThreadId>,
     pub exec_timer: Timer,
+    /// Guest periodic tick while halted (only without tickless idle).
+    pub tick_timer: Timer,
     /// PLE: current window (cycles) and spin time since the last exit or dispatch.
     pub ple_window_cycles: u64,
     pub ple_spun_ns: Ns,
     /// KVM flags: descheduled while runnable, and whether it was then in guest kernel mode.
     pub preempted: bool,
     pub preempted_in_kernel: bool,
-    pub in_spin_loop: bool,
-    pub dy_eligible: bool,
     /// Accounting.
     pub t: TimeBuckets,
     pub run_ns: Ns,
@@ -123,12 +123,11 @@ impl Vcpu {
             cur: None,
             runq: VecDeque::new(),
             exec_timer: Timer::default(),
+            tick_timer: Timer::default(),
             ple_window_cycles,
             ple_spun_ns: 0,
             preempted: false,
             preempted_in_kernel: false,
-            in_spin_loop: false,
-            dy_eligible: false,
             t: TimeBuckets::default(),
             run_ns: 0,
             steal_ns: 0,

@@ -148,3 +148,31 @@ fn unknown_scheduler_is_a_scenario_error_naming_the_field() {
     let err = Simulation::new(&sc, &Overrides { scheduler: Some("nope".into()), ..Default::default() }).err().unwrap();
     assert_eq!(err.path, "hypervisor.scheduler");
 }
+
+#[test]
+fn offlined_vcpus_stop_running_and_their_threads_finish_elsewhere() {
+    let sc = from_toml_str(SYNC_1VM).unwrap();
+    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+    sim.run_until(20 * NS_PER_MS).unwrap();
+    for k in 6..12 {
+        sim.set_vcpu_online(0, k, false).unwrap();
+    }
+    // Going down waits for a preemptible moment (stop_machine); give it a millisecond.
+    sim.run_until(21 * NS_PER_MS).unwrap();
+    let at_offline = sim.vcpu_run_ns();
+    let r = sim.run().unwrap();
+    assert!(r.vms[0].finished, "all threads must finish on the remaining vCPUs");
+    for k in 6..12 {
+        assert_eq!(r.vcpus[k].run_ns, at_offline[k], "offline vCPU {k} ran");
+    }
+    assert!(sim.set_vcpu_online(0, 99, false).is_err());
+}
+
+#[test]
+fn a_guest_without_tickless_idle_wakes_its_idle_vcpus_every_tick() {
+    let text = SYNC_1VM.replace("vcpus = 12\n", "vcpus = 12\nguest = { tickless = false }\n").replace("threads = 12", "threads = 2");
+    let ticking = run_text(&text, Some("credit"));
+    let tickless = run_text(&SYNC_1VM.replace("threads = 12", "threads = 2"), Some("credit"));
+    let hlt = |r: &Results| r.vms[0].exits["hlt"];
+    assert!(hlt(&ticking) > hlt(&tickless) + 100, "ticking {} vs tickless {}", hlt(&ticking), hlt(&tickless));
+}

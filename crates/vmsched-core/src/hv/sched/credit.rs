@@ -28,7 +28,6 @@ use crate::engine::{Ns, NS_PER_MS, NS_PER_US};
 use crate::scenario::ScenarioError;
 use crate::sim::state::{PcpuId, RunState, VcpuId};
 
-const CREDITS_PER_TSLICE: i64 = 300;
 const CREDIT_NS: i64 = 100_000; // 1 credit = 100 us of run (CSCHED_CREDITS_PER_MSEC = 10)
 const MIN_TIMER_NS: Ns = 100 * NS_PER_US; // CSCHED_MIN_TIMER
 const ACCT_TIMER: u64 = u64::MAX;
@@ -55,6 +54,8 @@ struct Unit {
 }
 
 pub struct Credit {
+    /// `credits_per_tslice` = 10 credits/ms x tslice (300 for the default 30 ms).
+    credits_per_tslice: i64,
     tslice_ns: Ns,
     tick_ns: Ns,
     ratelimit_ns: Ns,
@@ -74,6 +75,7 @@ impl Credit {
         let tslice_ns = (tslice_ms * NS_PER_MS as f64) as Ns;
         let ticks = if tslice_ms < 3.0 { 1 } else { 3 }; // CSCHED_TICKS_PER_TSLICE
         Ok(Credit {
+            credits_per_tslice: (tslice_ns as i64) / CREDIT_NS,
             tslice_ns,
             tick_ns: tslice_ns / ticks,
             ratelimit_ns: ((ratelimit_us * NS_PER_US as f64) as Ns).min(tslice_ns),
@@ -212,7 +214,7 @@ impl Credit {
 
     fn acct(&mut self, view: &mut SchedView) {
         let ncpu = view.n_pcpus() as i64;
-        let mut credit_total = CREDITS_PER_TSLICE * ncpu;
+        let mut credit_total = self.credits_per_tslice * ncpu;
         let mut weight_total: i64 = 0;
         let mut active_of_vm: Vec<Vec<VcpuId>> = vec![Vec::new(); view.vms.len()];
         for (v, u) in self.units.iter().enumerate() {
@@ -240,14 +242,14 @@ impl Credit {
             let n_d = units.len() as i64;
             let w_d = view.vms[d].weight as i64;
             weight_left -= w_d * n_d;
-            let mut credit_peak = n_d * CREDITS_PER_TSLICE;
+            let mut credit_peak = n_d * self.credits_per_tslice;
             if self.credit_balance < 0 {
                 credit_peak += ceil_div(-self.credit_balance * w_d * n_d, weight_total);
             }
             let cap = view.vms[d].cap_pct as i64;
             let mut per_unit_cap = i64::MAX;
             if cap > 0 {
-                let credit_cap = ceil_div(cap * CREDITS_PER_TSLICE, 100);
+                let credit_cap = ceil_div(cap * self.credits_per_tslice, 100);
                 credit_peak = credit_peak.min(credit_cap);
                 per_unit_cap = ceil_div(credit_cap, n_d);
             }
@@ -267,7 +269,7 @@ impl Credit {
                     if cap > 0 && u.credit < -per_unit_cap && !u.parked {
                         u.parked = true;
                     }
-                    u.credit = u.credit.max(-CREDITS_PER_TSLICE);
+                    u.credit = u.credit.max(-self.credits_per_tslice);
                 } else {
                     u.pri = Pri::Under;
                     if u.parked {
@@ -280,7 +282,7 @@ impl Credit {
                         }
                     }
                     let u = &mut self.units[v];
-                    if u.credit > CREDITS_PER_TSLICE {
+                    if u.credit > self.credits_per_tslice {
                         u.active = false;
                         u.credit /= 2;
                     }

@@ -97,7 +97,7 @@ pub enum Reason {
     Yield,
 }
 
-pub trait HvScheduler {
+pub trait HvScheduler: Send {
     fn name(&self) -> &'static str;
     /// Called once before the run with all vCPUs blocked or offline.
     fn init(&mut self, view: &mut SchedView);
