@@ -412,7 +412,10 @@ impl World {
                 let at = self.q.now() + self.costs.phys_ipi_ns;
                 self.q.push(at, Ev::VipiArrive(v, work));
             }
-            RunState::Runnable => self.vcpus[v].pending_irq.push(work),
+            RunState::Runnable => {
+                self.vcpus[v].pending_irq.push(work);
+                self.with_sched(|s, view| s.vipi_pending(view, v));
+            }
             RunState::Blocked => {
                 self.vcpus[v].pending_irq.push(work);
                 self.hv_wake(v);

@@ -113,6 +113,9 @@ pub trait HvScheduler: Send {
     /// A pause-loop exit of running vCPU `v`. Return true to reschedule its pCPU with
     /// `Reason::Yield`.
     fn pause_exit(&mut self, view: &mut SchedView, v: VcpuId) -> bool;
+    /// A virtual interrupt is now pending for `v`, which is runnable but descheduled. A policy
+    /// may boost it (e.g. tickle a pCPU for it); by default it waits for its turn.
+    fn vipi_pending(&mut self, _view: &mut SchedView, _v: VcpuId) {}
     /// Whether PLE windows grow on each exit by default (KVM: yes; Xen: fixed window).
     fn ple_grows_by_default(&self) -> bool {
         false
