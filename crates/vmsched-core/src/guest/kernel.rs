@@ -171,6 +171,11 @@ impl World {
                 self.charge_exit(w, ExitReason::Ipi);
             }
         }
+        self.kick_idle_vcpu(u);
+    }
+
+    /// An idle vCPU got a thread: wake it if halted, or let it pick the thread if running.
+    fn kick_idle_vcpu(&mut self, u: VcpuId) {
         match self.vcpus[u].run {
             RunState::Blocked => self.hv_wake(u),
             RunState::Running(_) => {
@@ -600,27 +605,18 @@ impl World {
         };
         let slots = self.programs[prog].slots;
         let p = &self.threads[parent];
-        let child = Thread {
+        let child = Thread::new(ThreadSpawn {
             vm,
-            rng: crate::engine::RngStream::new(self.seed, &name),
             name,
+            seed: self.seed,
             prog,
-            pc: 0,
-            slots: vec![0; slots],
+            slots,
             mm,
             vcpu: p.vcpu,
             affinity: p.affinity.clone(),
-            act: Activity::Ready,
             ws_kib: p.ws_kib,
-            slice_used_ns: 0,
             parent: Some(parent),
-            live_children: 0,
-            waiting_children: false,
-            lock_req_at: 0,
-            pending_ns: 0,
-            forks: 0,
-            ops: 0,
-        };
+        });
         let id = self.threads.len();
         self.threads.push(child);
         self.vms[vm].threads.push(id);
@@ -667,10 +663,7 @@ impl World {
         }
         if online {
             self.vcpus[v].online = true;
-            self.vcpus[v].run = RunState::Blocked;
-            self.vcpus[v].state_since = self.now();
-            let f = self.facts_of(v);
-            self.facts[v] = f;
+            self.set_run(v, RunState::Blocked);
             return;
         }
         if self.vms[vm].vcpus.iter().filter(|&&u| self.vcpus[u].online).count() <= 1 {
@@ -709,19 +702,9 @@ impl World {
     }
 
     fn set_offline_state(&mut self, v: VcpuId) {
-        let now = self.now();
-        let vc = &mut self.vcpus[v];
-        match vc.run {
-            RunState::Runnable => vc.steal_ns += now - vc.state_since,
-            RunState::Blocked => vc.halted_ns += now - vc.state_since,
-            _ => {}
-        }
-        vc.run = RunState::Offline;
-        vc.state_since = now;
-        vc.exec_timer.cancel();
-        vc.tick_timer.cancel();
-        let f = self.facts_of(v);
-        self.facts[v] = f;
+        self.vcpus[v].exec_timer.cancel();
+        self.vcpus[v].tick_timer.cancel();
+        self.set_run(v, RunState::Offline);
     }
 
     /// Periodic guest load balancing: move queued threads from the busiest to the idlest
@@ -741,14 +724,7 @@ impl World {
             self.threads[t].vcpu = lo;
             self.vcpus[lo].runq.push_back(t);
             if self.vcpus[lo].cur.is_none() {
-                match self.vcpus[lo].run {
-                    RunState::Blocked => self.hv_wake(lo),
-                    RunState::Running(_) => {
-                        self.advance(lo);
-                        self.arm_exec(lo);
-                    }
-                    _ => {}
-                }
+                self.kick_idle_vcpu(lo);
             }
         }
         let at = self.now() + self.vms[vm].balance_ns;

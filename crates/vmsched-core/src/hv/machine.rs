@@ -82,7 +82,8 @@ impl World {
         }
     }
 
-    fn set_run(&mut self, v: VcpuId, new: RunState) {
+    /// Charge the time since the last run-state change to steal or halted time.
+    pub(crate) fn close_state_interval(&mut self, v: VcpuId) {
         let now = self.q.now();
         let vc = &mut self.vcpus[v];
         let dt = now - vc.state_since;
@@ -91,8 +92,12 @@ impl World {
             RunState::Blocked => vc.halted_ns += dt,
             _ => {}
         }
-        vc.run = new;
         vc.state_since = now;
+    }
+
+    pub(crate) fn set_run(&mut self, v: VcpuId, new: RunState) {
+        self.close_state_interval(v);
+        self.vcpus[v].run = new;
         self.sync_facts(v);
     }
 

@@ -131,14 +131,7 @@ impl World {
         let now = self.now();
         for v in 0..self.vcpus.len() {
             self.advance(v);
-            let vc = &mut self.vcpus[v];
-            let dt = now - vc.state_since;
-            match vc.run {
-                RunState::Runnable => vc.steal_ns += dt,
-                RunState::Blocked => vc.halted_ns += dt,
-                _ => {}
-            }
-            vc.state_since = now;
+            self.close_state_interval(v);
         }
         for pc in &mut self.pcpus {
             if let Some(s) = pc.idle_since {

@@ -248,27 +248,18 @@ impl Simulation {
                     let name = format!("{vm_name}/w{j}/g{gi}/t{k}");
                     let tid = w.threads.len();
                     let slots = w.programs[prog].slots;
-                    w.threads.push(Thread {
+                    w.threads.push(Thread::new(ThreadSpawn {
                         vm: i,
-                        rng: RngStream::new(seed, &name),
                         name,
+                        seed,
                         prog,
-                        pc: 0,
-                        slots: vec![0; slots],
+                        slots,
                         mm,
                         vcpu: vcpu_ids[home as usize],
                         affinity: aff,
-                        act: Activity::Ready,
                         ws_kib: g.working_set_kib.unwrap_or(256),
-                        slice_used_ns: 0,
                         parent: None,
-                        live_children: 0,
-                        waiting_children: false,
-                        lock_req_at: 0,
-                        pending_ns: 0,
-                        forks: 0,
-                        ops: 0,
-                    });
+                    }));
                     vm.threads.push(tid);
                     vm.live_threads += 1;
                     w.vcpus[vcpu_ids[home as usize]].runq.push_back(tid);

@@ -221,7 +221,46 @@ pub struct Thread {
     pub ops: u64,
 }
 
+/// Where a new guest thread starts and what it runs.
+pub struct ThreadSpawn {
+    pub vm: VmId,
+    pub name: String,
+    pub seed: u64,
+    pub prog: usize,
+    pub slots: usize,
+    pub mm: usize,
+    pub vcpu: VcpuId,
+    pub affinity: Option<Vec<bool>>,
+    pub ws_kib: u32,
+    pub parent: Option<ThreadId>,
+}
+
 impl Thread {
+    /// A runnable thread at the start of its program, with its own random stream.
+    pub fn new(s: ThreadSpawn) -> Thread {
+        Thread {
+            vm: s.vm,
+            rng: RngStream::new(s.seed, &s.name),
+            name: s.name,
+            prog: s.prog,
+            pc: 0,
+            slots: vec![0; s.slots],
+            mm: s.mm,
+            vcpu: s.vcpu,
+            affinity: s.affinity,
+            act: Activity::Ready,
+            ws_kib: s.ws_kib,
+            slice_used_ns: 0,
+            parent: s.parent,
+            live_children: 0,
+            waiting_children: false,
+            lock_req_at: 0,
+            pending_ns: 0,
+            forks: 0,
+            ops: 0,
+        }
+    }
+
     pub fn allowed(&self, vcpu_idx: u32) -> bool {
         self.affinity.as_ref().map_or(true, |a| a.get(vcpu_idx as usize).copied().unwrap_or(false))
     }
