@@ -106,7 +106,7 @@ impl World {
     /// A thread that was spinning on a test-and-set lock may take it as soon as it runs again.
     pub(crate) fn resume_spinner(&mut self, v: VcpuId) {
         let Some(t) = self.vcpus[v].cur else { return };
-        if let Activity::SpinLock { lock, since } = self.threads[t].act {
+        if let Activity::SpinLock { lock, since, .. } = self.threads[t].act {
             let vm = self.threads[t].vm;
             let l = &mut self.vms[vm].locks[lock];
             if l.kind == SpinlockKind::Tas && l.holder.is_none() {
@@ -309,6 +309,7 @@ impl World {
                     .copied()
                     .filter(|&u| u != v && self.vcpus[u].online && self.vcpus[u].cur.map_or(false, |x| self.threads[x].mm == mm))
                     .collect();
+                let targets = self.pv_filter_flush_targets(vm, targets);
                 if self.send_call(t, targets) {
                     return;
                 }
@@ -335,7 +336,8 @@ impl World {
             let v = self.threads[t].vcpu;
             self.advance(v);
             self.vcpus[v].ple_spun_ns = 0;
-            self.set_act(t, Activity::SpinLock { lock, since: now });
+            let pv_left = self.pv_spin_budget(vm);
+            self.set_act(t, Activity::SpinLock { lock, since: now, pv_left });
         }
     }
 
@@ -371,11 +373,16 @@ impl World {
                 let u = self.threads[w].vcpu;
                 self.vcpus[u].lwp += 1;
             }
-            let since = match self.threads[w].act {
-                Activity::SpinLock { since, .. } => since,
-                _ => self.now(),
+            let (since, halted) = match self.threads[w].act {
+                Activity::SpinLock { since, .. } => (since, false),
+                Activity::PvWait { since, .. } => (since, true),
+                _ => (self.now(), false),
             };
             self.set_act(w, Activity::LockGranted { lock, left: self.costs.lock_handoff_ns, since });
+            if halted {
+                let kicker = self.running_cur(t);
+                self.pv_kick(kicker, w);
+            }
         }
     }
 
@@ -536,6 +543,7 @@ impl World {
         self.advance(v);
         self.vcpus[v].ple_spun_ns = 0;
         self.set_act(t, Activity::IpiWait { call: id });
+        self.pv_sched_yield(v, &targets);
         true
     }
 

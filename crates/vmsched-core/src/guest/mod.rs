@@ -2,5 +2,6 @@
 //! and the built-in workloads (`workloads`).
 
 pub mod kernel;
+pub mod paravirt;
 pub mod program;
 pub mod workloads;

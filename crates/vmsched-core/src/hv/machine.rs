@@ -154,7 +154,10 @@ impl World {
                 *left = left.saturating_sub(dt);
                 vc.t.lock_spin += dt;
             }
-            Activity::SpinLock { .. } => {
+            Activity::SpinLock { pv_left, .. } => {
+                if *pv_left != Ns::MAX {
+                    *pv_left = pv_left.saturating_sub(dt);
+                }
                 vc.t.lock_spin += dt;
                 vc.ple_spun_ns += dt;
             }
@@ -230,7 +233,9 @@ impl World {
                         }
                         Activity::LockGranted { left, .. } => Some(t0 + left),
                         Activity::MutexSpin { left, .. } | Activity::BarrierSpin { left, .. } => Some(t0 + left),
-                        Activity::SpinLock { .. } | Activity::IpiWait { .. } => None,
+                        Activity::SpinLock { pv_left, .. } => (*pv_left != Ns::MAX).then(|| t0 + pv_left),
+                        Activity::IpiWait { .. } => None,
+                        Activity::PvWait { .. } => None,
                         Activity::Blocked | Activity::Exited => Some(t0),
                     };
                     [own, slice_end, ple_at].into_iter().flatten().min()
@@ -354,7 +359,11 @@ impl World {
         }
         let pending = std::mem::take(&mut vc.pending_irq);
         vc.irq.extend(pending);
+        if std::mem::take(&mut vc.flush_pending) {
+            vc.irq.push_back(IrqWork { left_ns: self.costs.ipi_handler_ns, action: IrqAction::Nothing, sent_at: now });
+        }
         self.sync_facts(v);
+        self.pv_resume(v);
         self.resume_spinner(v);
         self.arm_exec(v);
     }
@@ -384,7 +393,8 @@ impl World {
     fn finish_halt(&mut self, v: VcpuId) {
         self.vcpus[v].halt_pending = false;
         let vc = &self.vcpus[v];
-        let has_work = vc.cur.is_some() || !vc.runq.is_empty() || !vc.irq.is_empty() || !vc.pending_irq.is_empty();
+        let waiting_in_kvm_wait = vc.cur.map_or(false, |t| matches!(self.threads[t].act, Activity::PvWait { .. }));
+        let has_work = (vc.cur.is_some() && !waiting_in_kvm_wait) || !vc.runq.is_empty() || !vc.irq.is_empty() || !vc.pending_irq.is_empty();
         if has_work {
             self.arm_exec(v);
             return;
@@ -477,6 +487,7 @@ impl World {
             Activity::Ready => self.step(t),
             Activity::Compute { left, then, .. } if left < 0.5 => self.compute_done(t, then),
             Activity::LockGranted { lock, left: 0, .. } => self.enter_critical_section(t, lock),
+            Activity::SpinLock { lock, since, pv_left: 0 } => self.pv_wait(t, lock, since),
             Activity::MutexSpin { mutex, left: 0, .. } => self.mutex_spin_timeout(t, mutex),
             Activity::BarrierSpin { barrier, left: 0, .. } => self.barrier_spin_timeout(t, barrier),
             Activity::Blocked | Activity::Exited => {

@@ -225,6 +225,53 @@ pub struct GuestSpec {
     /// Online vCPUs at start (default: all).
     #[serde(default)]
     pub online_vcpus: Option<u32>,
+    /// KVM paravirtual features the guest uses (reference §4.4-4.7).
+    #[serde(default)]
+    pub paravirt: ParavirtSpec,
+}
+
+/// Paravirtual guest features (KVM). All off by default, as for a guest without
+/// `KVM_FEATURE_PV_UNHALT`, `PV_TLB_FLUSH`, `PV_SCHED_YIELD`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParavirtSpec {
+    /// pv qspinlock: spin `spin_loops` PAUSE iterations, then HLT (`kvm_wait`); the unlocker
+    /// kicks the next waiter (`KVM_HC_KICK_CPU`) and directed-yields to it. Needs
+    /// `spinlock = "queued"`, as in Linux.
+    #[serde(default)]
+    pub spinlock: bool,
+    /// `SPIN_THRESHOLD` = 1 << 15 loops (arch/x86/include/asm/spinlock.h).
+    #[serde(default = "default_pv_spin_loops")]
+    pub spin_loops: u64,
+    /// Cycles per PAUSE loop iteration (PAUSE latency is about 140 cycles since Skylake,
+    /// Intel optimization manual; older cores about 10).
+    #[serde(default = "default_pause_cycles")]
+    pub pause_cycles: u64,
+    /// pv TLB flush: skip preempted targets and flush them when they next run.
+    #[serde(default)]
+    pub tlb_flush: bool,
+    /// pv sched yield: after sending call IPIs, yield to the first preempted target.
+    #[serde(default)]
+    pub sched_yield: bool,
+}
+
+impl Default for ParavirtSpec {
+    fn default() -> Self {
+        ParavirtSpec {
+            spinlock: false,
+            spin_loops: default_pv_spin_loops(),
+            pause_cycles: default_pause_cycles(),
+            tlb_flush: false,
+            sched_yield: false,
+        }
+    }
+}
+
+fn default_pv_spin_loops() -> u64 {
+    1 << 15
+}
+fn default_pause_cycles() -> u64 {
+    140
 }
 
 impl Default for GuestSpec {
@@ -237,6 +284,7 @@ impl Default for GuestSpec {
             tickless: true,
             irq_vcpu: 0,
             online_vcpus: None,
+            paravirt: ParavirtSpec::default(),
         }
     }
 }

@@ -479,6 +479,19 @@ fn check_vm(i: usize, vm: &VmSpec, host: &HostFacts) -> Result<Option<String>, S
             format!("vCPU {} does not exist: the VM has {} vCPUs (0..={})", g.irq_vcpu, vm.vcpus, vm.vcpus - 1),
         );
     }
+    let pv = &g.paravirt;
+    if pv.spinlock && g.spinlock != super::SpinlockKind::Queued {
+        return err(
+            format!("{p}.guest.paravirt.spinlock"),
+            "paravirtual spinlocks are queued spinlocks (pv qspinlock): set guest.spinlock = \"queued\"",
+        );
+    }
+    if pv.spin_loops == 0 || pv.spin_loops > 1 << 40 {
+        return err(format!("{p}.guest.paravirt.spin_loops"), "must lie in 1..=2^40 PAUSE loops");
+    }
+    if pv.pause_cycles == 0 || pv.pause_cycles > 100_000 {
+        return err(format!("{p}.guest.paravirt.pause_cycles"), "must lie in 1..=100000 cycles");
+    }
 
     if vm.workloads.is_empty() {
         return err(format!("{p}.workloads"), "at least one workload is required (e.g. [[vms.workloads]] kind = \"hog\")");

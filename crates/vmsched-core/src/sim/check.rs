@@ -79,13 +79,13 @@ impl World {
                     }
                 }
                 for &w in &l.waiters {
-                    if !matches!(self.threads[w].act, Activity::SpinLock { lock, .. } if lock == i) {
+                    if !matches!(self.threads[w].act, Activity::SpinLock { lock, .. } | Activity::PvWait { lock, .. } if lock == i) {
                         return Err(format!("lock {i} of {}: waiter {} is not spinning on it", vm.name, self.threads[w].name));
                     }
                 }
                 let mut last = 0;
                 for &w in &l.waiters {
-                    if let Activity::SpinLock { since, .. } = self.threads[w].act {
+                    if let Activity::SpinLock { since, .. } | Activity::PvWait { since, .. } = self.threads[w].act {
                         if since < last {
                             return Err(format!("lock {i} of {}: ticket order broken", vm.name));
                         }

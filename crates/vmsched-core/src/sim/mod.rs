@@ -202,6 +202,8 @@ impl Simulation {
                 tick_ns: us_to_ns(vs.guest.tick_us).max(1),
                 tickless: vs.guest.tickless,
                 irq_vcpu: vs.guest.irq_vcpu,
+                pv: vs.guest.paravirt.clone(),
+                pv_spin_ns: w.topo.cycles_to_ns(vs.guest.paravirt.spin_loops.saturating_mul(vs.guest.paravirt.pause_cycles)),
                 threads: Vec::new(),
                 live_threads: 0,
                 finite,
@@ -430,7 +432,8 @@ impl World {
             Ev::Resched(p) => {
                 if self.pcpus[p].resched_pending {
                     self.pcpus[p].resched_pending = false;
-                    self.schedule(p, sched::Reason::Timer);
+                    let why = if std::mem::take(&mut self.pcpus[p].yield_pending) { sched::Reason::Yield } else { sched::Reason::Timer };
+                    self.schedule(p, why);
                 }
             }
             Ev::SchedTimer(id) => {

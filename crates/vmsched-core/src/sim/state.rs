@@ -39,6 +39,8 @@ pub struct Pcpu {
     pub idle_since: Option<Ns>,
     pub slice_timer: Timer,
     pub resched_pending: bool,
+    /// The pending reschedule is a (directed) yield of the current vCPU.
+    pub yield_pending: bool,
     pub sched_calls: u64,
     pub context_switches: u64,
     pub migrations_in: u64,
@@ -79,6 +81,8 @@ pub struct Vcpu {
     pub pending_irq: Vec<IrqWork>,
     pub refill_debt_ns: Ns,
     pub halt_pending: bool,
+    /// pv TLB flush deferred while preempted: flush when next dispatched.
+    pub flush_pending: bool,
     /// Guest side.
     pub online: bool,
     pub cur: Option<ThreadId>,
@@ -119,6 +123,7 @@ impl Vcpu {
             pending_irq: Vec::new(),
             refill_debt_ns: 0,
             halt_pending: false,
+            flush_pending: false,
             online,
             cur: None,
             runq: VecDeque::new(),
@@ -157,8 +162,11 @@ pub enum Activity {
     Ready,
     /// Work left (ns at full speed) and what completes when it is done.
     Compute { left: f64, mem_fraction: f64, then: AfterCompute },
-    /// Spinning on a guest spinlock (kernel mode, PAUSE loop: PLE sees it).
-    SpinLock { lock: usize, since: Ns },
+    /// Spinning on a guest spinlock (kernel mode, PAUSE loop: PLE sees it). `pv_left` is the
+    /// spin budget before a paravirtual waiter halts (`Ns::MAX` without pv spinlocks).
+    SpinLock { lock: usize, since: Ns, pv_left: Ns },
+    /// A paravirtual spinlock waiter that halted its vCPU (`kvm_wait`) until kicked.
+    PvWait { lock: usize, since: Ns },
     /// A spinlock was handed over; the hand-off completes when this much run time has passed.
     LockGranted { lock: usize, left: Ns, since: Ns },
     /// Waiting for function-call IPI acknowledgements (kernel, preemption off, PLE sees it).
@@ -187,7 +195,7 @@ impl Activity {
     pub fn preempt_disabled(&self) -> bool {
         match self {
             Activity::Compute { then, .. } => !matches!(then, AfterCompute::Next | AfterCompute::ReleaseMutex(_)),
-            Activity::SpinLock { .. } | Activity::LockGranted { .. } | Activity::IpiWait { .. } => true,
+            Activity::SpinLock { .. } | Activity::PvWait { .. } | Activity::LockGranted { .. } | Activity::IpiWait { .. } => true,
             _ => false,
         }
     }
@@ -325,6 +333,9 @@ pub struct Vm {
     pub tick_ns: Ns,
     pub tickless: bool,
     pub irq_vcpu: u32,
+    pub pv: crate::scenario::ParavirtSpec,
+    /// pv spinlock spin budget before halting.
+    pub pv_spin_ns: Ns,
     pub threads: Vec<ThreadId>,
     pub live_threads: u32,
     pub finite: bool,

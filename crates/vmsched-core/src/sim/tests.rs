@@ -176,3 +176,34 @@ fn a_guest_without_tickless_idle_wakes_its_idle_vcpus_every_tick() {
     let hlt = |r: &Results| r.vms[0].exits["hlt"];
     assert!(hlt(&ticking) > hlt(&tickless) + 100, "ticking {} vs tickless {}", hlt(&ticking), hlt(&tickless));
 }
+
+fn with_guest(text: &str, guest: &str) -> String {
+    text.replace("vcpus = 12\n", &format!("vcpus = 12\nguest = {guest}\n"))
+}
+
+#[test]
+fn paravirt_tlb_flush_and_sched_yield_shorten_the_sync_heavy_case_on_cfs() {
+    let base = run_text(SYNC_2VM, Some("cfs"));
+    let tlb = run_text(&with_guest(SYNC_2VM, "{ paravirt = { tlb_flush = true } }"), Some("cfs"));
+    let sy = run_text(&with_guest(SYNC_2VM, "{ paravirt = { sched_yield = true } }"), Some("cfs"));
+    for vm in 0..2 {
+        assert!(completion(&tlb, vm) < completion(&base, vm), "pv TLB flush vm{vm}");
+        assert!(completion(&sy, vm) < completion(&base, vm), "pv sched yield vm{vm}");
+        assert!(tlb.vms[vm].guest_ns.on_cpu.ipi_wait < base.vms[vm].guest_ns.on_cpu.ipi_wait);
+    }
+}
+
+#[test]
+fn paravirt_spinlock_waiters_halt_and_are_kicked() {
+    // A short spin budget so that waiters halt often.
+    let pv = with_guest(SYNC_2VM, "{ spinlock = \"queued\", paravirt = { spinlock = true, spin_loops = 64 } }");
+    let plain = with_guest(SYNC_2VM, "{ spinlock = \"queued\" }");
+    let r_pv = run_text(&pv, Some("cfs"));
+    let r_plain = run_text(&plain, Some("cfs"));
+    for vm in 0..2 {
+        assert!(r_pv.vms[vm].finished);
+        assert!(r_pv.vms[vm].exits["hypercall"] > 0, "unlockers kick halted waiters");
+        assert!(r_pv.vms[vm].exits["hlt"] > r_plain.vms[vm].exits["hlt"], "waiters halt");
+        assert_eq!(r_plain.vms[vm].exits["hypercall"], 0);
+    }
+}

@@ -405,6 +405,21 @@ impl HvScheduler for Cfs {
         false
     }
 
+    fn directed_yield(&mut self, view: &mut SchedView, me: VcpuId, target: VcpuId) -> bool {
+        let RunState::Running(me_p) = view.vcpus[me].run else { return false };
+        if view.vcpus[target].run != RunState::Runnable {
+            return false;
+        }
+        self.dy_attempted += 1;
+        self.update_curr(view, me_p);
+        if self.yield_to(view, me_p, target) > 0 {
+            self.dy_successful += 1;
+            true
+        } else {
+            false
+        }
+    }
+
     fn ple_grows_by_default(&self) -> bool {
         true
     }

@@ -9,6 +9,7 @@
 
 pub mod cfs;
 pub mod credit;
+pub mod credit2;
 pub mod rr;
 
 use std::collections::BTreeMap;
@@ -116,6 +117,11 @@ pub trait HvScheduler: Send {
     /// A virtual interrupt is now pending for `v`, which is runnable but descheduled. A policy
     /// may boost it (e.g. tickle a pCPU for it); by default it waits for its turn.
     fn vipi_pending(&mut self, _view: &mut SchedView, _v: VcpuId) {}
+    /// Directed yield from running vCPU `me` to `target` (KVM `kvm_sched_yield` after a pv
+    /// kick or a pv sched-yield hypercall). Return true if `me` should yield its pCPU.
+    fn directed_yield(&mut self, _view: &mut SchedView, _me: VcpuId, _target: VcpuId) -> bool {
+        false
+    }
     /// Whether PLE windows grow on each exit by default (KVM: yes; Xen: fixed window).
     fn ple_grows_by_default(&self) -> bool {
         false
@@ -179,6 +185,7 @@ pub fn build(name: &str, params: &BTreeMap<String, toml::Value>, directed_yield:
     let mut p = Params::new(params);
     let s: Box<dyn HvScheduler> = match name {
         "credit" => Box::new(credit::Credit::from_params(&mut p)?),
+        "credit2" => Box::new(credit2::Credit2::from_params(&mut p)?),
         "cfs" => Box::new(cfs::Cfs::from_params(&mut p, directed_yield.unwrap_or(true))?),
         "rr" => Box::new(rr::RoundRobin::from_params(&mut p)?),
         other => {
@@ -196,6 +203,11 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
             "credit",
             "Xen credit1: 30 ms slice, 10 ms tick, 30 ms accounting, BOOST/UNDER/OVER, work stealing, caps, ratelimit",
             "xen/common/sched/credit.c; reference/hypervisor-mechanisms.md §1",
+        ),
+        (
+            "credit2",
+            "Xen credit2: credit burn by weight, per-runqueue resets, slice 0.5-10 ms, ratelimit, migrate resist, runqueue load balancing, caps",
+            "xen/common/sched/credit2.c; reference/hypervisor-mechanisms.md §2",
         ),
         (
             "cfs",
