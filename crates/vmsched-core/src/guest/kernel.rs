@@ -196,7 +196,6 @@ impl World {
             match instr {
                 Instr::Compute { us, mem_fraction } => {
                     let ns = draw(&mut th.rng, &us);
-                    th.ops += 1;
                     self.vms[th.vm].ops += 1;
                     return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction, then: AfterCompute::Next });
                 }

@@ -141,7 +141,7 @@ impl World {
             vc.t.irq += dt;
             return;
         };
-        let speed = self.speed(v, p, t);
+        let speed = self.speed(p, t);
         let th = &mut self.threads[t];
         let vc = &mut self.vcpus[v];
         match &mut th.act {
@@ -179,7 +179,7 @@ impl World {
         }
     }
 
-    fn speed(&self, _v: VcpuId, p: PcpuId, t: ThreadId) -> f64 {
+    fn speed(&self, p: PcpuId, t: ThreadId) -> f64 {
         match self.threads[t].act {
             Activity::Compute { mem_fraction, .. } if mem_fraction > 0.0 => {
                 let vm = &self.vms[self.threads[t].vm];
@@ -228,7 +228,7 @@ impl World {
                     let own = match &th.act {
                         Activity::Ready => Some(t0),
                         Activity::Compute { left, .. } => {
-                            let speed = self.speed(v, p, t);
+                            let speed = self.speed(p, t);
                             Some(t0 + (left.max(0.0) / speed).ceil() as Ns)
                         }
                         Activity::LockGranted { left, .. } => Some(t0 + left),
@@ -509,8 +509,9 @@ impl World {
         vc.hv_debt_ns += c;
         vc.ple_spun_ns = 0;
         vc.ple_window_cycles = grow_window(vc.ple_window_cycles, ple.window_cycles, ple.grow, ple.max_cycles);
-        for u in self.vm_facts[self.vcpus[v].vm].vcpus.clone() {
-            self.sync_facts(u);
+        let vm = self.vcpus[v].vm;
+        for i in 0..self.vm_facts[vm].vcpus.len() {
+            self.sync_facts(self.vm_facts[vm].vcpus[i]);
         }
         let resched = self.with_sched(|s, view| s.pause_exit(view, v));
         if resched && self.vcpus[v].running_on() == Some(p) {

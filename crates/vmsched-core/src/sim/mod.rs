@@ -194,7 +194,6 @@ impl Simulation {
                 weight: vs.weight,
                 cap_pct: vs.cap_pct,
                 vcpus: vcpu_ids.clone(),
-                pin: vs.pin.as_ref().map(|p| p.iter().map(|&x| x as usize).collect()),
                 memory_node: vs.memory_node,
                 spinlock: vs.guest.spinlock,
                 slice_ns: us_to_ns(vs.guest.slice_us),

@@ -226,7 +226,6 @@ pub struct Thread {
     /// Duration drawn for the critical section awaiting its lock.
     pub pending_ns: Ns,
     pub forks: u64,
-    pub ops: u64,
 }
 
 /// Where a new guest thread starts and what it runs.
@@ -265,7 +264,6 @@ impl Thread {
             lock_req_at: 0,
             pending_ns: 0,
             forks: 0,
-            ops: 0,
         }
     }
 
@@ -325,7 +323,6 @@ pub struct Vm {
     pub weight: u32,
     pub cap_pct: u32,
     pub vcpus: Vec<VcpuId>,
-    pub pin: Option<Vec<PcpuId>>,
     pub memory_node: u32,
     pub spinlock: SpinlockKind,
     pub slice_ns: Ns,

@@ -178,7 +178,7 @@ impl Cfs {
         self.latency_ns.max(nr as f64 * self.min_gran_ns)
     }
 
-    fn pick(&mut self, view: &SchedView, p: PcpuId) -> Option<VcpuId> {
+    fn pick(&mut self, p: PcpuId) -> Option<VcpuId> {
         if let Some(b) = self.next_buddy[p].take() {
             if self.ents[b].on_rq == Some(p) {
                 return Some(b);
@@ -194,7 +194,6 @@ impl Cfs {
                 best = Some(v);
             }
         }
-        let _ = view;
         best
     }
 
@@ -333,7 +332,7 @@ impl HvScheduler for Cfs {
         if self.rq[p].is_empty() {
             self.balance(view, p, true);
         }
-        let next = self.pick(view, p);
+        let next = self.pick(p);
         if let Some(v) = next {
             self.dequeue(v);
             self.ents[v].exec_start = view.now;
