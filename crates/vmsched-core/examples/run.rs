@@ -39,4 +39,12 @@ fn main() {
         );
     }
     println!("  ctxsw/pcpu/s={:.0} idle={:.3} hv={:.4} dy={}/{}", r.totals.context_switches_per_pcpu_s, r.totals.idle_fraction, r.totals.hv_fraction, r.totals.directed_yield_successful, r.totals.directed_yield_attempted);
+    let mut last = f64::NAN;
+    for a in &r.actions {
+        if a.t_ms != last {
+            let n = r.actions.iter().filter(|b| b.t_ms == a.t_ms).count();
+            println!("  t={:.1}ms {}: {} action(s), first {}", a.t_ms, a.by, n, serde_json::to_string(&a.action).unwrap_or_default());
+            last = a.t_ms;
+        }
+    }
 }

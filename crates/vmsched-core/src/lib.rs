@@ -5,6 +5,7 @@
 //! double-scheduling effects emerge from two schedulers acting on each other.
 
 pub mod catalog;
+pub mod controllers;
 pub mod engine;
 pub mod guest;
 pub mod host;

@@ -556,6 +556,7 @@ impl World {
                 self.ack(id);
             }
             IrqAction::IoDone(t) => self.wake_thread(t, Some(v)),
+            IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
             IrqAction::Nothing => {}
         }
     }
@@ -566,6 +567,7 @@ impl World {
         match w.action {
             IrqAction::CallAck(id) => self.ack(id),
             IrqAction::IoDone(t) => self.wake_thread(t, None),
+            IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
             IrqAction::Nothing => {}
         }
     }

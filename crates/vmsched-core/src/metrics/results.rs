@@ -97,6 +97,8 @@ pub struct Results {
     pub vcpus: Vec<VcpuResult>,
     pub pcpus: Vec<PcpuResult>,
     pub totals: Totals,
+    /// Controller actions in the order applied.
+    pub actions: Vec<crate::sim::control::ActionRecord>,
 }
 
 pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
@@ -209,5 +211,6 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         vcpus,
         pcpus,
         totals,
+        actions: w.actions.clone(),
     }
 }

@@ -58,7 +58,11 @@ pub fn validate(sc: &Scenario) -> Res {
     // `hypervisor.params`: each policy knows its own keys and ranges; building it checks them
     // (errors name `hypervisor.params.<key>`).
     let hv = &sc.hypervisor;
-    crate::hv::sched::build(&hv.scheduler, &hv.params, hv.ple.directed_yield).map(|_| ())
+    crate::hv::sched::build(&hv.scheduler, &hv.params, hv.ple.directed_yield)?;
+    if let Some(c) = &sc.controller {
+        crate::controllers::build(c)?;
+    }
+    Ok(())
 }
 
 /// Validate, accepting the scheduler names in `schedulers`.
@@ -132,6 +136,15 @@ fn check_time_ms(path: &str, v: f64) -> Res {
     }
     if v > MAX_TIME_MS {
         return err(path, format!("must be at most {MAX_TIME_MS:e} ms (about 31 years of simulated time), got {v}"));
+    }
+    Ok(())
+}
+
+/// A time in ms that may be 0.
+fn check_ms_or_zero(path: &str, v: f64) -> Res {
+    check_finite(path, v)?;
+    if !(0.0..=MAX_TIME_MS).contains(&v) {
+        return err(path, format!("must lie in [0, {MAX_TIME_MS:e}] ms, got {v}"));
     }
     Ok(())
 }
@@ -491,6 +504,10 @@ fn check_vm(i: usize, vm: &VmSpec, host: &HostFacts) -> Result<Option<String>, S
     }
     if pv.pause_cycles == 0 || pv.pause_cycles > 100_000 {
         return err(format!("{p}.guest.paravirt.pause_cycles"), "must lie in 1..=100000 cycles");
+    }
+    let hp = &g.hotplug;
+    for (name, v) in [("kthread_park_ms", hp.kthread_park_ms), ("cpu_down_ms", hp.cpu_down_ms), ("cpu_up_ms", hp.cpu_up_ms)] {
+        check_ms_or_zero(&format!("{p}.guest.hotplug.{name}"), v)?;
     }
 
     if vm.workloads.is_empty() {

@@ -6,6 +6,7 @@
 //! goes through those two files; `check` verifies the invariants after each event when asked.
 
 mod check;
+pub mod control;
 pub mod state;
 #[cfg(test)]
 mod tests;
@@ -13,6 +14,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::engine::{us_to_ns, EventQueue, Ns, RngStream, Timer, NS_PER_MS};
+use crate::controllers::{Action, Controller, HostStats};
 use crate::guest::program::{Compiler, Names, Program};
 use crate::guest::workloads;
 use crate::host::{CostParams, Topology};
@@ -57,6 +59,7 @@ pub(crate) enum Ev {
     GuestBalance(VmId),
     GuestTick(VcpuId),
     OfflineRetry(VcpuId),
+    HotplugStep(VmId),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -87,6 +90,8 @@ pub struct World {
     pub(crate) sched_timers: BTreeMap<u64, Timer>,
     pub(crate) ple: PleCfg,
     pub(crate) seed: u64,
+    /// Actions applied so far (for the results).
+    pub(crate) actions: Vec<control::ActionRecord>,
 }
 
 pub struct Simulation {
@@ -98,6 +103,9 @@ pub struct Simulation {
     check: bool,
     done: bool,
     finalized: bool,
+    /// The scenario's built-in controller and when it runs next.
+    controller: Option<Box<dyn Controller>>,
+    next_control: Ns,
 }
 
 fn expand(vm_vcpus: u32, w: &WorkloadSpec, tag: &str) -> Vec<ThreadGroupSpec> {
@@ -131,6 +139,7 @@ impl Simulation {
             sc.hypervisor.params.clone()
         };
         let sched = sched::build(&scheduler, &params, sc.hypervisor.ple.directed_yield)?;
+        let controller = sc.controller.as_ref().map(crate::controllers::build).transpose()?;
         let topo = Topology::new(sc.host.sockets, sc.host.cores_per_socket, sc.host.numa_nodes, sc.host.numa_distance.clone(), sc.host.cpu_ghz);
         let costs = sc.host.costs.clone();
         let n_p = topo.n_pcpus();
@@ -164,6 +173,7 @@ impl Simulation {
             sched_timers: BTreeMap::new(),
             ple,
             seed,
+            actions: Vec::new(),
         };
         let mut to_completion = sc.duration_ms.is_none();
         let mut global_vcpu = 0usize;
@@ -218,6 +228,8 @@ impl Simulation {
                 vipi_latency: Histogram::default(),
                 balance_timer: Timer::default(),
                 ops: 0,
+                hotplug_spec: vs.guest.hotplug.clone(),
+                hotplug: Default::default(),
             };
             let mut placed = 0u32;
             for (gi, (j, g)) in groups_all.iter().enumerate() {
@@ -293,12 +305,71 @@ impl Simulation {
         let horizon_ms = sc.duration_ms.unwrap_or(sc.max_duration_ms);
         let horizon = (horizon_ms * NS_PER_MS as f64).round() as Ns;
         w.start();
-        Ok(Simulation { w, scenario: sc.clone(), scheduler, horizon, to_completion, check: ov.check, done: false, finalized: false })
+        let next_control = controller.as_ref().map_or(Ns::MAX, |c| c.interval_ns().max(1));
+        Ok(Simulation {
+            w,
+            scenario: sc.clone(),
+            scheduler,
+            horizon,
+            to_completion,
+            check: ov.check,
+            done: false,
+            finalized: false,
+            controller,
+            next_control,
+        })
     }
 
-    /// Run until simulated time `t` (or the end of the run, whichever comes first).
+    /// Run until simulated time `t` (or the end of the run, whichever comes first), stopping at
+    /// each interval of the built-in controller to let it act.
     pub fn run_until(&mut self, t: Ns) -> Result<(), SimError> {
         let t = t.min(self.horizon);
+        while !self.done && self.next_control <= t {
+            let at = self.next_control;
+            self.run_events_until(at)?;
+            if self.done {
+                break;
+            }
+            let mut c = self.controller.take().expect("controller present while next_control is set");
+            let stats = self.w.host_stats();
+            let actions = c.step(&stats);
+            let name = c.name().to_string();
+            self.next_control = at + c.interval_ns().max(1);
+            self.controller = Some(c);
+            self.apply_checked(&name, &actions, &stats).map_err(|m| SimError { at_ns: at, message: format!("controller `{name}`: {m}") })?;
+        }
+        self.run_events_until(t)
+    }
+
+    /// What a controller would see now.
+    pub fn stats(&self) -> HostStats {
+        self.w.host_stats()
+    }
+
+    /// Apply actions from an outside controller (`by` names it in the results). All actions
+    /// are checked first; if one is invalid none is applied and the error names it.
+    pub fn apply(&mut self, by: &str, actions: &[Action]) -> Result<(), String> {
+        let stats = self.w.host_stats();
+        self.apply_checked(by, actions, &stats)?;
+        if self.check {
+            self.w.check().map_err(|m| format!("invariant violated after actions: {m}"))?;
+        }
+        Ok(())
+    }
+
+    fn apply_checked(&mut self, by: &str, actions: &[Action], stats: &HostStats) -> Result<(), String> {
+        for (i, a) in actions.iter().enumerate() {
+            a.validate(stats).map_err(|e| format!("actions[{i}].{e}"))?;
+        }
+        let t_ms = self.w.now() as f64 / NS_PER_MS as f64;
+        for a in actions {
+            self.w.apply_action(a);
+            self.w.actions.push(control::ActionRecord { t_ms, by: by.to_string(), action: a.clone() });
+        }
+        Ok(())
+    }
+
+    fn run_events_until(&mut self, t: Ns) -> Result<(), SimError> {
         while !self.done {
             match self.w.q.peek_time() {
                 Some(at) if at <= t => {}
@@ -450,6 +521,7 @@ impl World {
                 }
             }
             Ev::OfflineRetry(v) => self.set_vcpu_online(v, false),
+            Ev::HotplugStep(vm) => self.hotplug_step(vm),
             Ev::GuestBalance(vm) => {
                 if self.vms[vm].balance_timer.fire(gen) {
                     self.guest_balance(vm);

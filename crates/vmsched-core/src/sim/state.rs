@@ -60,6 +60,8 @@ pub enum IrqAction {
     CallAck(usize),
     /// Device interrupt: wake the thread whose I/O completed.
     IoDone(ThreadId),
+    /// A message from the host to the VM's hotplug agent (`guest::hotplug`).
+    Hotplug(VmId),
     Nothing,
 }
 
@@ -348,4 +350,6 @@ pub struct Vm {
     pub vipi_latency: Histogram,
     pub balance_timer: Timer,
     pub ops: u64,
+    pub hotplug_spec: crate::scenario::HotplugSpec,
+    pub hotplug: crate::guest::hotplug::HotplugAgent,
 }

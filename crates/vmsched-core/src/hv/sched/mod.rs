@@ -136,14 +136,19 @@ pub trait HvScheduler: Send {
 pub struct Params<'a> {
     map: &'a BTreeMap<String, toml::Value>,
     used: Vec<&'static str>,
+    prefix: &'static str,
 }
 
 impl<'a> Params<'a> {
     pub fn new(map: &'a BTreeMap<String, toml::Value>) -> Self {
-        Params { map, used: Vec::new() }
+        Self::with_prefix(map, "hypervisor.params")
     }
-    fn path(key: &str) -> String {
-        format!("hypervisor.params.{key}")
+    /// Parameters found under another table (errors name `prefix.key`).
+    pub fn with_prefix(map: &'a BTreeMap<String, toml::Value>, prefix: &'static str) -> Self {
+        Params { map, used: Vec::new(), prefix }
+    }
+    fn path(&self, key: &str) -> String {
+        format!("{}.{key}", self.prefix)
     }
     pub fn f64(&mut self, key: &'static str, default: f64, min: f64, max: f64) -> Result<f64, ScenarioError> {
         self.used.push(key);
@@ -151,10 +156,10 @@ impl<'a> Params<'a> {
             None => return Ok(default),
             Some(toml::Value::Integer(i)) => *i as f64,
             Some(toml::Value::Float(f)) => *f,
-            Some(other) => return Err(ScenarioError::new(Self::path(key), format!("expected a number, found {}", other.type_str()))),
+            Some(other) => return Err(ScenarioError::new(self.path(key), format!("expected a number, found {}", other.type_str()))),
         };
         if !v.is_finite() || v < min || v > max {
-            return Err(ScenarioError::new(Self::path(key), format!("must lie in [{min}, {max}], got {v}")));
+            return Err(ScenarioError::new(self.path(key), format!("must lie in [{min}, {max}], got {v}")));
         }
         Ok(v)
     }
@@ -163,7 +168,28 @@ impl<'a> Params<'a> {
         match self.map.get(key) {
             None => Ok(default),
             Some(toml::Value::Boolean(b)) => Ok(*b),
-            Some(other) => Err(ScenarioError::new(Self::path(key), format!("expected true or false, found {}", other.type_str()))),
+            Some(other) => Err(ScenarioError::new(self.path(key), format!("expected true or false, found {}", other.type_str()))),
+        }
+    }
+    /// A whole number in [min, max].
+    pub fn u64(&mut self, key: &'static str, default: u64, min: u64, max: u64) -> Result<u64, ScenarioError> {
+        self.used.push(key);
+        match self.map.get(key) {
+            None => Ok(default),
+            Some(toml::Value::Integer(i)) if *i >= min as i64 && (*i as u64) <= max => Ok(*i as u64),
+            Some(toml::Value::Integer(i)) => Err(ScenarioError::new(self.path(key), format!("must lie in [{min}, {max}], got {i}"))),
+            Some(other) => Err(ScenarioError::new(self.path(key), format!("expected a whole number, found {}", other.type_str()))),
+        }
+    }
+    /// One of a fixed set of names.
+    pub fn choice(&mut self, key: &'static str, default: &'static str, options: &[&'static str]) -> Result<&'static str, ScenarioError> {
+        self.used.push(key);
+        match self.map.get(key) {
+            None => Ok(default),
+            Some(toml::Value::String(s)) => options.iter().copied().find(|o| o == s).ok_or_else(|| {
+                ScenarioError::new(self.path(key), format!("unknown value `{s}` (one of: {})", options.join(", ")))
+            }),
+            Some(other) => Err(ScenarioError::new(self.path(key), format!("expected a string, found {}", other.type_str()))),
         }
     }
     /// Reject keys the policy did not ask for.
@@ -171,8 +197,8 @@ impl<'a> Params<'a> {
         for k in self.map.keys() {
             if !self.used.contains(&k.as_str()) {
                 return Err(ScenarioError::new(
-                    Self::path(k),
-                    format!("unknown parameter for scheduler `{policy}` (known: {})", self.used.join(", ")),
+                    self.path(k),
+                    format!("unknown parameter for `{policy}` (known: {})", self.used.join(", ")),
                 ));
             }
         }
