@@ -4,4 +4,5 @@
 pub mod kernel;
 pub mod paravirt;
 pub mod program;
+pub mod requests;
 pub mod workloads;

@@ -44,6 +44,7 @@ pub struct Pcpu {
     pub sched_calls: u64,
     pub context_switches: u64,
     pub migrations_in: u64,
+    pub tasklet: crate::hv::tasklet::PcpuTasklets,
 }
 
 /// A unit of interrupt work the vCPU runs before resuming its thread.
@@ -60,6 +61,8 @@ pub enum IrqAction {
     CallAck(usize),
     /// Device interrupt: wake the thread whose I/O completed.
     IoDone(ThreadId),
+    /// Network receive interrupt: a client request arrived on a port (`sent_at` = arrival).
+    RequestRx(usize),
     Nothing,
 }
 
@@ -226,6 +229,8 @@ pub struct Thread {
     /// Duration drawn for the critical section awaiting its lock.
     pub pending_ns: Ns,
     pub forks: u64,
+    /// Arrival time of the client request taken by the last `accept`.
+    pub request_since: Option<Ns>,
 }
 
 /// Where a new guest thread starts and what it runs.
@@ -264,6 +269,7 @@ impl Thread {
             lock_req_at: 0,
             pending_ns: 0,
             forks: 0,
+            request_since: None,
         }
     }
 
@@ -348,4 +354,8 @@ pub struct Vm {
     pub vipi_latency: Histogram,
     pub balance_timer: Timer,
     pub ops: u64,
+    /// Devices are pass-through (SR-IOV): interrupts take the dpci tasklet path.
+    pub passthrough: bool,
+    /// Client request ports and their arrival streams (`guest/requests.rs`).
+    pub requests: crate::guest::requests::VmRequests,
 }
