@@ -455,6 +455,54 @@ impl HvScheduler for Credit {
 mod tests {
     use super::*;
 
+    use crate::host::Topology;
+    use crate::hv::sched::{SchedRequest, VcpuFacts, VmFacts};
+    use std::collections::BTreeMap;
+
+    /// One pCPU and two 1-vCPU VMs, both woken at 0; vCPU 0 is dispatched at 0. Returns what
+    /// the scheduler picks at `at` when vCPU 0 is still running (and runnable or not).
+    fn decide_at(params: &[(&str, toml::Value)], at: Ns, prev_runnable: bool) -> Decision {
+        let map: BTreeMap<String, toml::Value> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
+        let topo = Topology::new(1, 1, None, None, 2.5);
+        let fact = |vm| VcpuFacts { vm, idx: 0, run: RunState::Runnable, last_pcpu: 0, preempted: false, preempted_in_kernel: false, spinning: false };
+        let mut facts = vec![fact(0), fact(1)];
+        let vms = vec![VmFacts { weight: 256, cap_pct: 0, vcpus: vec![0] }, VmFacts { weight: 256, cap_pct: 0, vcpus: vec![1] }];
+        let aff = vec![None, None];
+        let mut reqs: Vec<SchedRequest> = Vec::new();
+        let mut cur = vec![None];
+        let mut view = SchedView { now: 0, topo: &topo, vcpus: &facts, vms: &vms, affinity: &aff, pcpu_cur: &cur, requests: &mut reqs };
+        c.init(&mut view);
+        c.wake(&mut view, 0);
+        c.wake(&mut view, 1);
+        let first = c.do_schedule(&mut view, 0, None, false, Reason::Timer);
+        assert_eq!(first.next, Some(0));
+        facts[0].run = RunState::Running(0);
+        cur[0] = Some(0);
+        let mut view = SchedView { now: at, topo: &topo, vcpus: &facts, vms: &vms, affinity: &aff, pcpu_cur: &cur, requests: &mut reqs };
+        c.do_schedule(&mut view, 0, Some(0), prev_runnable, Reason::Timer)
+    }
+
+    fn csrc_on() -> Vec<(&'static str, toml::Value)> {
+        vec![("ratelimit_us", toml::Value::Integer(0)), ("csrc", toml::Value::Boolean(true))]
+    }
+
+    #[test]
+    fn csrc_keeps_a_runnable_vcpu_that_ran_less_than_a_millisecond() {
+        let d = decide_at(&csrc_on(), 300 * NS_PER_US, true);
+        assert_eq!(d, Decision { next: Some(0), slice_ns: Some(700 * NS_PER_US) });
+        // Without CSRC (and Xen 4.1's zero rate limit) the other BOOST vCPU takes over.
+        let off = decide_at(&[("ratelimit_us", toml::Value::Integer(0))], 300 * NS_PER_US, true);
+        assert_eq!(off.next, Some(1));
+        // After its millisecond the current vCPU goes behind the waiting one.
+        assert_eq!(decide_at(&csrc_on(), 2 * NS_PER_MS, true).next, Some(1));
+    }
+
+    #[test]
+    fn csrc_never_keeps_a_vcpu_that_blocked() {
+        assert_eq!(decide_at(&csrc_on(), 300 * NS_PER_US, false).next, Some(1));
+    }
+
     #[test]
     fn priorities_order_boost_under_over_idle() {
         assert!(Pri::Boost > Pri::Under && Pri::Under > Pri::Over && Pri::Over > Pri::Idle);
