@@ -219,6 +219,14 @@ pub fn vcpu_counts(weights: &[u32], max_vcpus: &[u32], n_pcpus: u32) -> Vec<u32>
             break;
         }
         let capped: Vec<usize> = (0..k).filter(|&i| !fixed[i] && weights[i] as u64 * free >= max_vcpus[i] as u64 * wsum).collect();
+        let floored: Vec<usize> = (0..k).filter(|&i| !fixed[i] && weights[i] as u64 * free < wsum).collect();
+        if capped.is_empty() && !floored.is_empty() {
+            for i in floored {
+                fixed[i] = true;
+                n[i] = 1;
+            }
+            continue;
+        }
         if capped.is_empty() {
             let mut rem: Vec<(u64, usize)> = Vec::new();
             let mut given = 0;

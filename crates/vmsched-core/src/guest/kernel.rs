@@ -247,7 +247,11 @@ impl World {
                 }
                 Instr::Io { us } => {
                     let ns = draw(&mut self.vms[th.vm].io_rng, &us);
-                    self.charge_exit(v, ExitReason::Io);
+                    // A pass-through device (SR-IOV VF) is driven by MMIO writes the guest
+                    // makes directly: no exit to a device model.
+                    if !self.vms[th.vm].passthrough {
+                        self.charge_exit(v, ExitReason::Io);
+                    }
                     let at = self.now() + ns;
                     self.q.push(at, Ev::IoComplete(t));
                     return self.block(t);
@@ -284,6 +288,12 @@ impl World {
                         th.pc = end;
                     }
                 }
+                Instr::Accept { port } => {
+                    if self.request_accept(t, port) {
+                        return self.block(t);
+                    }
+                }
+                Instr::Respond => self.request_respond(t),
                 Instr::Jump { to } => th.pc = to,
                 Instr::Exit => return self.thread_exit(t),
             }
@@ -557,17 +567,19 @@ impl World {
             }
             IrqAction::IoDone(t) => self.wake_thread(t, Some(v)),
             IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
+            IrqAction::RequestRx(port) => self.request_received(vm, port, w.sent_at, Some(v)),
             IrqAction::Nothing => {}
         }
     }
 
     /// An interrupt for an offline vCPU: the guest never sees it; acknowledge calls so
     /// senders do not hang (Linux does not target offline CPUs).
-    pub(crate) fn irq_dropped(&mut self, w: IrqWork) {
+    pub(crate) fn irq_dropped(&mut self, vm: VmId, w: IrqWork) {
         match w.action {
             IrqAction::CallAck(id) => self.ack(id),
             IrqAction::IoDone(t) => self.wake_thread(t, None),
             IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
+            IrqAction::RequestRx(port) => self.request_received(vm, port, w.sent_at, None),
             IrqAction::Nothing => {}
         }
     }
@@ -585,15 +597,8 @@ impl World {
 
     pub(crate) fn io_complete(&mut self, t: ThreadId) {
         let vm = self.threads[t].vm;
-        let want = self.vms[vm].irq_vcpu as usize;
-        let vcpus = &self.vms[vm].vcpus;
-        let u = if self.vcpus[vcpus[want]].online {
-            vcpus[want]
-        } else {
-            vcpus.iter().copied().find(|&u| self.vcpus[u].online).unwrap_or(vcpus[0])
-        };
         let now = self.now();
-        self.deliver_irq(u, IrqWork { left_ns: self.costs.irq_handler_ns, action: IrqAction::IoDone(t), sent_at: now });
+        self.device_interrupt(vm, IrqWork { left_ns: self.costs.irq_handler_ns, action: IrqAction::IoDone(t), sent_at: now });
     }
 
     // ---- processes ----
@@ -706,7 +711,7 @@ impl World {
             self.wake_thread(t, None);
         }
         for w in irqs {
-            self.irq_dropped(w);
+            self.irq_dropped(vm, w);
         }
     }
 

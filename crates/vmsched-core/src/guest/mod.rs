@@ -5,4 +5,5 @@ pub mod hotplug;
 pub mod kernel;
 pub mod paravirt;
 pub mod program;
+pub mod requests;
 pub mod workloads;

@@ -24,6 +24,8 @@ pub enum Instr {
     Io { us: DurationUs },
     Sleep { us: DurationUs },
     Fork { prog: usize, share_mm: bool, wait: bool },
+    Accept { port: usize },
+    Respond,
     /// Enter a counted loop: counter slot, iterations, pc after the loop.
     LoopStart { slot: usize, count: u64, end: usize },
     /// Back-edge to the loop body start.
@@ -48,6 +50,7 @@ pub struct Names {
     pub barriers: BTreeMap<String, (usize, u32)>,
     pub queues: BTreeMap<String, (usize, u32)>,
     pub conds: BTreeMap<String, usize>,
+    pub ports: BTreeMap<String, usize>,
 }
 
 fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
@@ -132,6 +135,11 @@ impl<'a> Compiler<'a> {
                     let end = p.code.len();
                     p.code[at] = Instr::Every { slot, n: *n, end };
                 }
+                OpSpec::Accept { port } => {
+                    let q = intern(&mut self.names.ports, port);
+                    p.code.push(Instr::Accept { port: q })
+                }
+                OpSpec::Respond => p.code.push(Instr::Respond),
                 OpSpec::Forever { body } => {
                     let at = p.code.len();
                     self.emit(body, p);

@@ -43,6 +43,10 @@ pub struct CostParams {
     pub ipi_handler_ns: Ns,
     /// Guest device-interrupt handler (top half). Estimate.
     pub irq_handler_ns: Ns,
+    /// The pass-through interrupt tasklet (`hvm_dirq_assist`: look up the guest interrupt of
+    /// the pirq, assert the virtual MSI/INTx, kick the target vCPU). Estimate: the seed gives
+    /// no per-interrupt figure; a short hypervisor path of the size of an exit handler.
+    pub dpci_tasklet_ns: Ns,
     /// Lock hand-off: the cache-line transfer from releaser to next owner. Estimate.
     pub lock_handoff_ns: Ns,
     /// Time to re-fetch one MiB of working set from memory (about 10 GB/s per core). Estimate.
@@ -72,6 +76,7 @@ impl Default for CostParams {
             phys_ipi_ns: 1_000,
             ipi_handler_ns: 1_000,
             irq_handler_ns: 2_000,
+            dpci_tasklet_ns: 1_000,
             lock_handoff_ns: 100,
             cache_refill_ns_per_mib: 100_000,
             cache_evict_tau_ns: 3_000_000,

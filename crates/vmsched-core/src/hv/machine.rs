@@ -435,7 +435,7 @@ impl World {
                 self.vcpus[v].pending_irq.push(work);
                 self.hv_wake(v);
             }
-            RunState::Offline => self.irq_dropped(work),
+            RunState::Offline => self.irq_dropped(self.vcpus[v].vm, work),
         }
     }
 

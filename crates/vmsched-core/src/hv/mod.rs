@@ -2,3 +2,4 @@
 
 pub mod machine;
 pub mod sched;
+pub mod tasklet;

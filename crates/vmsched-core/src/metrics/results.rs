@@ -46,6 +46,16 @@ pub struct VmResult {
     pub relative_lag: f64,
     pub lock_wait: HistSummary,
     pub vipi_latency: HistSummary,
+    /// Client requests of `server` workloads finished by the VM (all zero without them).
+    pub requests: RequestSummary,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestSummary {
+    pub count: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -73,6 +83,8 @@ pub struct PcpuResult {
     pub sched_calls_per_s: f64,
     pub context_switches_per_s: f64,
     pub migrations_in: u64,
+    /// Physical interrupts of pass-through devices taken by this pCPU.
+    pub device_irqs: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -151,6 +163,10 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             relative_lag: 0.0,
             lock_wait: vm.lock_wait.summary(),
             vipi_latency: vm.vipi_latency.summary(),
+            requests: {
+                let (count, mean_ms, p50_ms, p99_ms) = crate::guest::requests::summary(&vm.requests.response_ns);
+                RequestSummary { count, mean_ms, p50_ms, p99_ms }
+            },
         });
     }
     let ideal = gps_shares(n_p, &demand, &weight);
@@ -188,6 +204,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             sched_calls_per_s: pc.sched_calls as f64 / secs,
             context_switches_per_s: pc.context_switches as f64 / secs,
             migrations_in: pc.migrations_in,
+            device_irqs: pc.tasklet.irqs,
         })
         .collect();
     let (dya, dys) = w.sched.as_ref().map_or((0, 0), |s| s.yield_stats());

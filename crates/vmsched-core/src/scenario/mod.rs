@@ -201,7 +201,20 @@ pub struct VmSpec {
     pub memory_node: u32,
     #[serde(default)]
     pub guest: GuestSpec,
+    /// How the VM's devices reach it: `emulated` (device model, the default) or
+    /// `passthrough` (SR-IOV virtual functions: physical interrupts and the dpci tasklet,
+    /// `hv/tasklet.rs`; seed 001 §3).
+    #[serde(default)]
+    pub io_path: IoPath,
     pub workloads: Vec<WorkloadSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoPath {
+    #[default]
+    Emulated,
+    Passthrough,
 }
 
 fn default_weight() -> u32 {
@@ -499,6 +512,11 @@ pub enum OpSpec {
     Every { n: u64, body: Vec<OpSpec> },
     /// Loop forever.
     Forever { body: Vec<OpSpec> },
+    /// Take the oldest client request that arrived on `port` (a `server` workload's arrival
+    /// stream); block until one arrives.
+    Accept { port: String },
+    /// Finish the request taken by the last `accept`: its response time is recorded.
+    Respond,
 }
 
 fn default_capacity() -> u32 {
@@ -540,6 +558,7 @@ pub enum WorkloadSpec {
     Rambench(crate::guest::workloads::RambenchParams),
     Kbuild(crate::guest::workloads::KbuildParams),
     Stream(crate::guest::workloads::StreamParams),
+    Server(crate::guest::workloads::ServerParams),
     Custom {
         groups: Vec<ThreadGroupSpec>,
     },
@@ -555,6 +574,7 @@ impl WorkloadSpec {
             WorkloadSpec::Rambench(_) => "rambench",
             WorkloadSpec::Kbuild(_) => "kbuild",
             WorkloadSpec::Stream(_) => "stream",
+            WorkloadSpec::Server(_) => "server",
             WorkloadSpec::Custom { .. } => "custom",
         }
     }

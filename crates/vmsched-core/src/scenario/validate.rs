@@ -642,6 +642,25 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             }
             Ok((n, None))
         }
+        WorkloadSpec::Server(sp) => {
+            let n = opt_threads(format!("{wp}.threads"), sp.threads, vcpus)?;
+            let rate = sp.rate();
+            check_finite(&format!("{wp}.rate_per_s"), rate)?;
+            if !(rate > 0.0 && rate <= 1e7) {
+                return err(format!("{wp}.rate_per_s"), format!("must lie in (0, 1e7] requests per second, got {rate}"));
+            }
+            if let Some(d) = &sp.cpu_us {
+                check_dist(&format!("{wp}.cpu_us"), d)?;
+            }
+            if let Some(d) = &sp.disk_us {
+                check_dist(&format!("{wp}.disk_us"), d)?;
+            }
+            if sp.disk_ios.map_or(false, |k| k > 1000) {
+                return err(format!("{wp}.disk_ios"), "must be ≤ 1000 I/Os per request");
+            }
+            objs.fed_ports.insert(format!("{tag}.requests"));
+            Ok((n, Some(format!("{wp} runs forever (kind `server` serves requests until the end)"))))
+        }
         WorkloadSpec::Custom { groups } => {
             if groups.is_empty() {
                 return err(format!("{wp}.groups"), "at least one thread group is required");
@@ -716,6 +735,10 @@ struct Objects {
     signals: BTreeSet<String>,
     /// first `cond_wait` path per condition variable.
     waits: BTreeMap<String, String>,
+    /// ports fed by a `server` workload's arrivals.
+    fed_ports: BTreeSet<String>,
+    /// first `accept` path per port.
+    accepts: BTreeMap<String, String>,
 }
 
 impl Objects {
@@ -782,6 +805,17 @@ impl Objects {
                 return err(
                     format!("{path}.queue"),
                     format!("nothing in {vp} ever puts to queue \"{name}\", so this get would wait forever"),
+                );
+            }
+        }
+        for (name, path) in &self.accepts {
+            if !self.fed_ports.contains(name) {
+                return err(
+                    format!("{path}.port"),
+                    format!(
+                        "no `server` workload of {vp} receives requests on port \"{name}\" (server workload j \
+                         feeds port \"w<j>.requests\"), so this accept would wait forever"
+                    ),
                 );
             }
         }
@@ -868,6 +902,11 @@ fn check_op(p: &str, op: &OpSpec, cx: &mut OpCtx, objs: &mut Objects) -> Res {
             objs.signals.insert(cond.clone());
             Ok(())
         }
+        OpSpec::Accept { port } => {
+            objs.accepts.entry(port.clone()).or_insert_with(|| p.to_string());
+            Ok(())
+        }
+        OpSpec::Respond => Ok(()),
         OpSpec::Shootdown { local_us } => check_us(&format!("{p}.local_us"), *local_us),
         OpSpec::CallAll => Ok(()),
         OpSpec::Io { us } | OpSpec::Sleep { us } => check_dist(&format!("{p}.us"), us),
@@ -917,6 +956,8 @@ fn takes_no_time(ops: &[OpSpec]) -> bool {
         | OpSpec::Get { .. }
         | OpSpec::CondWait { .. }
         | OpSpec::CondSignal { .. }
+        | OpSpec::Accept { .. }
+        | OpSpec::Respond
         | OpSpec::Shootdown { .. }
         | OpSpec::CallAll => false,
     })

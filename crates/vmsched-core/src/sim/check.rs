@@ -133,6 +133,7 @@ impl World {
             self.advance(v);
             self.close_state_interval(v);
         }
+        self.settle_tasklets();
         for pc in &mut self.pcpus {
             if let Some(s) = pc.idle_since {
                 pc.idle_ns += now - s;

@@ -60,6 +60,10 @@ pub(crate) enum Ev {
     GuestTick(VcpuId),
     OfflineRetry(VcpuId),
     HotplugStep(VmId),
+    /// The tasklet running on a pCPU without a vCPU finished (`hv/tasklet.rs`).
+    TaskletDone(PcpuId),
+    /// A client request of arrival source `.1` reaches VM `.0` (`guest/requests.rs`).
+    RequestArrive(VmId, usize),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -117,6 +121,7 @@ fn expand(vm_vcpus: u32, w: &WorkloadSpec, tag: &str) -> Vec<ThreadGroupSpec> {
         WorkloadSpec::Rambench(p) => workloads::rambench(p),
         WorkloadSpec::Kbuild(p) => workloads::kbuild(vm_vcpus, p),
         WorkloadSpec::Stream(p) => workloads::stream(vm_vcpus, p, tag),
+        WorkloadSpec::Server(p) => workloads::server(vm_vcpus, p, tag),
         WorkloadSpec::Custom { groups } => groups.clone(),
     }
 }
@@ -230,6 +235,8 @@ impl Simulation {
                 ops: 0,
                 hotplug_spec: vs.guest.hotplug.clone(),
                 hotplug: Default::default(),
+                passthrough: vs.io_path == crate::scenario::IoPath::Passthrough,
+                requests: Default::default(),
             };
             let mut placed = 0u32;
             for (gi, (j, g)) in groups_all.iter().enumerate() {
@@ -295,6 +302,14 @@ impl Simulation {
             queues.sort();
             vm.queues = queues.into_iter().map(|(_, capacity)| QueueObj { capacity, ..Default::default() }).collect();
             vm.conds = (0..names.conds.len()).map(|_| CondObj::default()).collect();
+            vm.requests.ports = (0..names.ports.len()).map(|_| Default::default()).collect();
+            for (j, wl) in vs.workloads.iter().enumerate() {
+                if let Some((port, rate)) = workloads::arrivals(wl, &format!("w{j}")) {
+                    let idx = names.ports[&port];
+                    let rng = RngStream::new(seed, &format!("{vm_name}/port/{port}"));
+                    vm.requests.sources.push(crate::guest::requests::Arrivals::new(idx, rate, rng));
+                }
+            }
             if !vm.finite && sc.duration_ms.is_none() {
                 to_completion = false;
             }
@@ -437,6 +452,11 @@ impl Simulation {
         self.w.vcpus.iter().map(|v| v.run_ns).collect()
     }
 
+    #[cfg(test)]
+    pub(crate) fn world(&mut self) -> &mut World {
+        &mut self.w
+    }
+
     /// Break an invariant on purpose (tests of the checker).
     #[doc(hidden)]
     pub fn corrupt_for_test(&mut self) {
@@ -481,6 +501,7 @@ impl World {
                 self.q.arm(&mut self.vcpus[v].tick_timer, at, Ev::GuestTick(v));
             }
         }
+        self.start_arrivals();
         for vm in 0..self.vms.len() {
             let at = self.vms[vm].balance_ns;
             self.q.arm(&mut self.vms[vm].balance_timer, at, Ev::GuestBalance(vm));
@@ -500,7 +521,7 @@ impl World {
                 }
             }
             Ev::Resched(p) => {
-                if self.pcpus[p].resched_pending {
+                if self.pcpus[p].resched_pending && !self.in_tasklet(p) {
                     self.pcpus[p].resched_pending = false;
                     let why = if std::mem::take(&mut self.pcpus[p].yield_pending) { sched::Reason::Yield } else { sched::Reason::Timer };
                     self.schedule(p, why);
@@ -522,6 +543,16 @@ impl World {
             }
             Ev::OfflineRetry(v) => self.set_vcpu_online(v, false),
             Ev::HotplugStep(vm) => self.hotplug_step(vm),
+            Ev::TaskletDone(p) => {
+                if self.pcpus[p].tasklet.timer.fire(gen) {
+                    self.tasklet_done(p);
+                }
+            }
+            Ev::RequestArrive(vm, s) => {
+                if self.vms[vm].requests.sources[s].timer.fire(gen) {
+                    self.request_arrive(vm, s);
+                }
+            }
             Ev::GuestBalance(vm) => {
                 if self.vms[vm].balance_timer.fire(gen) {
                     self.guest_balance(vm);

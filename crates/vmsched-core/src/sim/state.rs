@@ -44,6 +44,7 @@ pub struct Pcpu {
     pub sched_calls: u64,
     pub context_switches: u64,
     pub migrations_in: u64,
+    pub tasklet: crate::hv::tasklet::PcpuTasklets,
 }
 
 /// A unit of interrupt work the vCPU runs before resuming its thread.
@@ -62,6 +63,8 @@ pub enum IrqAction {
     IoDone(ThreadId),
     /// A message from the host to the VM's hotplug agent (`guest::hotplug`).
     Hotplug(VmId),
+    /// Network receive interrupt: a client request arrived on a port (`sent_at` = arrival).
+    RequestRx(usize),
     Nothing,
 }
 
@@ -228,6 +231,8 @@ pub struct Thread {
     /// Duration drawn for the critical section awaiting its lock.
     pub pending_ns: Ns,
     pub forks: u64,
+    /// Arrival time of the client request taken by the last `accept`.
+    pub request_since: Option<Ns>,
 }
 
 /// Where a new guest thread starts and what it runs.
@@ -266,6 +271,7 @@ impl Thread {
             lock_req_at: 0,
             pending_ns: 0,
             forks: 0,
+            request_since: None,
         }
     }
 
@@ -352,4 +358,8 @@ pub struct Vm {
     pub ops: u64,
     pub hotplug_spec: crate::scenario::HotplugSpec,
     pub hotplug: crate::guest::hotplug::HotplugAgent,
+    /// Devices are pass-through (SR-IOV): interrupts take the dpci tasklet path.
+    pub passthrough: bool,
+    /// Client request ports and their arrival streams (`guest/requests.rs`).
+    pub requests: crate::guest::requests::VmRequests,
 }

@@ -19,11 +19,17 @@
 //! - yield (`SCHEDOP_yield`, and Xen's PLE handler which calls it): re-queued behind one
 //!   lower-priority unit, never stolen while yielding.
 //!
+//! - options from seed 001 §5 (`docs/policies.md` ## tasklets, ## csrc): where tasklet work
+//!   runs (`tasklet = "idle_vcpu"`, Xen 4.1's tasklets, the default, or `"softirq"`, the
+//!   seed's dynamically-allocable tasklets; the machinery is in `hv/tasklet.rs`), and the
+//!   context-switch rate controller (`csrc = true`, `csrc.rs`).
+//!
 //! Leaves out: the tick-time re-placement of running units (`_csched_cpu_pick` at tick), SMT
 //! idle-neighbour scoring, soft affinity, cpupools, `vcpu_migration_delay` (default 0 anyway).
 //! Runqueues are re-sorted right after accounting instead of at each pCPU's next tick.
 
-use super::{Decision, HvScheduler, Params, Reason, SchedView};
+use super::csrc::Csrc;
+use super::{Decision, HvScheduler, Params, Reason, SchedView, TaskletMode};
 use crate::engine::{Ns, NS_PER_MS, NS_PER_US};
 use crate::scenario::ScenarioError;
 use crate::sim::state::{PcpuId, RunState, VcpuId};
@@ -65,6 +71,8 @@ pub struct Credit {
     tickled: Vec<bool>,
     last_lb: Vec<Ns>,
     credit_balance: i64,
+    tasklet: TaskletMode,
+    csrc: Option<Csrc>,
 }
 
 impl Credit {
@@ -72,6 +80,13 @@ impl Credit {
         let tslice_ms = p.f64("tslice_ms", 30.0, 1.0, 1000.0)?;
         let ratelimit_us = p.f64("ratelimit_us", 1000.0, 0.0, 500_000.0)?;
         let lb_us = p.f64("load_balance_ratelimit_us", 1000.0, 0.0, 1_000_000.0)?;
+        // Xen 4.1 (the seed's baseline) runs every tasklet in the idle vCPU (common/tasklet.c
+        // `tasklet_enqueue` raises SCHEDULE_SOFTIRQ); seed 001 §5.2 adds softirq tasklets.
+        let tasklet = match p.choice("tasklet", "idle_vcpu", &["idle_vcpu", "softirq"])? {
+            "softirq" => TaskletMode::Softirq,
+            _ => TaskletMode::IdleVcpu,
+        };
+        let csrc = Csrc::from_params(p)?;
         let tslice_ns = (tslice_ms * NS_PER_MS as f64) as Ns;
         let ticks = if tslice_ms < 3.0 { 1 } else { 3 }; // CSCHED_TICKS_PER_TSLICE
         Ok(Credit {
@@ -85,6 +100,8 @@ impl Credit {
             tickled: Vec::new(),
             last_lb: Vec::new(),
             credit_balance: 0,
+            tasklet,
+            csrc,
         })
     }
 
@@ -362,9 +379,28 @@ impl HvScheduler for Credit {
         let now = view.now;
         self.tickled[p] = false;
         let prev_runnable = prev_runnable && prev.map_or(false, |v| !self.units[v].parked);
+        if why == Reason::Tasklet {
+            // Tasklet work overrides all else: re-queue the current unit, run the idle vCPU.
+            if let Some(v) = prev {
+                self.burn(v, now);
+                if prev_runnable {
+                    self.units[v].yielding = false;
+                    self.insert(p, v);
+                }
+                if let Some(c) = &mut self.csrc {
+                    c.record_switch(p, now);
+                }
+            }
+            return Decision { next: None, slice_ns: None };
+        }
         if let Some(v) = prev {
             self.burn(v, now);
             let runtime = now.saturating_sub(self.units[v].state_entry_ns);
+            if why != Reason::Yield {
+                if let Some((_, again)) = self.csrc.as_mut().and_then(|c| c.check(p, now, runtime, prev_runnable)) {
+                    return Decision { next: Some(v), slice_ns: Some(again) };
+                }
+            }
             if prev_runnable && why != Reason::Yield && self.ratelimit_ns > 0 && runtime < self.ratelimit_ns {
                 let left = self.ratelimit_ns - runtime;
                 return Decision { next: Some(v), slice_ns: Some(if runtime < MIN_TIMER_NS { MIN_TIMER_NS } else { left }) };
@@ -389,6 +425,9 @@ impl HvScheduler for Credit {
             if Some(s) != prev {
                 u.start_ns = now;
                 u.state_entry_ns = now;
+                if let Some(c) = &mut self.csrc {
+                    c.record_switch(p, now);
+                }
             }
         }
         Decision { next: snext, slice_ns: snext.map(|_| self.tslice_ns) }
@@ -406,11 +445,63 @@ impl HvScheduler for Credit {
         // Xen's PAUSE exit handler calls SCHEDOP_yield.
         true
     }
+
+    fn tasklet_mode(&self) -> TaskletMode {
+        self.tasklet
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::host::Topology;
+    use crate::hv::sched::{SchedRequest, VcpuFacts, VmFacts};
+    use std::collections::BTreeMap;
+
+    /// One pCPU and two 1-vCPU VMs, both woken at 0; vCPU 0 is dispatched at 0. Returns what
+    /// the scheduler picks at `at` when vCPU 0 is still running (and runnable or not).
+    fn decide_at(params: &[(&str, toml::Value)], at: Ns, prev_runnable: bool) -> Decision {
+        let map: BTreeMap<String, toml::Value> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
+        let topo = Topology::new(1, 1, None, None, 2.5);
+        let fact = |vm| VcpuFacts { vm, idx: 0, run: RunState::Runnable, last_pcpu: 0, preempted: false, preempted_in_kernel: false, spinning: false };
+        let mut facts = vec![fact(0), fact(1)];
+        let vms = vec![VmFacts { weight: 256, cap_pct: 0, vcpus: vec![0] }, VmFacts { weight: 256, cap_pct: 0, vcpus: vec![1] }];
+        let aff = vec![None, None];
+        let mut reqs: Vec<SchedRequest> = Vec::new();
+        let mut cur = vec![None];
+        let mut view = SchedView { now: 0, topo: &topo, vcpus: &facts, vms: &vms, affinity: &aff, pcpu_cur: &cur, requests: &mut reqs };
+        c.init(&mut view);
+        c.wake(&mut view, 0);
+        c.wake(&mut view, 1);
+        let first = c.do_schedule(&mut view, 0, None, false, Reason::Timer);
+        assert_eq!(first.next, Some(0));
+        facts[0].run = RunState::Running(0);
+        cur[0] = Some(0);
+        let mut view = SchedView { now: at, topo: &topo, vcpus: &facts, vms: &vms, affinity: &aff, pcpu_cur: &cur, requests: &mut reqs };
+        c.do_schedule(&mut view, 0, Some(0), prev_runnable, Reason::Timer)
+    }
+
+    fn csrc_on() -> Vec<(&'static str, toml::Value)> {
+        vec![("ratelimit_us", toml::Value::Integer(0)), ("csrc", toml::Value::Boolean(true))]
+    }
+
+    #[test]
+    fn csrc_keeps_a_runnable_vcpu_that_ran_less_than_a_millisecond() {
+        let d = decide_at(&csrc_on(), 300 * NS_PER_US, true);
+        assert_eq!(d, Decision { next: Some(0), slice_ns: Some(700 * NS_PER_US) });
+        // Without CSRC (and Xen 4.1's zero rate limit) the other BOOST vCPU takes over.
+        let off = decide_at(&[("ratelimit_us", toml::Value::Integer(0))], 300 * NS_PER_US, true);
+        assert_eq!(off.next, Some(1));
+        // After its millisecond the current vCPU goes behind the waiting one.
+        assert_eq!(decide_at(&csrc_on(), 2 * NS_PER_MS, true).next, Some(1));
+    }
+
+    #[test]
+    fn csrc_never_keeps_a_vcpu_that_blocked() {
+        assert_eq!(decide_at(&csrc_on(), 300 * NS_PER_US, false).next, Some(1));
+    }
 
     #[test]
     fn priorities_order_boost_under_over_idle() {

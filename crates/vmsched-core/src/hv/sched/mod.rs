@@ -10,6 +10,7 @@
 pub mod cfs;
 pub mod credit;
 pub mod credit2;
+pub mod csrc;
 pub mod rr;
 
 use std::collections::BTreeMap;
@@ -96,6 +97,19 @@ pub enum Reason {
     Block,
     /// The current vCPU yields (PLE exit, `SCHEDOP_yield`).
     Yield,
+    /// Tasklet work is queued on this pCPU and runs in the idle vCPU's context: the policy
+    /// must return `next: None` (Xen `csched_schedule`: "tasklet work overrides all else").
+    Tasklet,
+}
+
+/// Where a pCPU runs tasklet work such as the pass-through interrupt tasklet
+/// (`hvm_dirq_assist`); see `hv/tasklet.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskletMode {
+    /// Xen 4.1 `tasklet_init`: in the idle vCPU's context, reached through the scheduler.
+    IdleVcpu,
+    /// `softirq_tasklet_init`: in softirq context on the interrupted pCPU, no switch.
+    Softirq,
 }
 
 pub trait HvScheduler: Send {
@@ -121,6 +135,10 @@ pub trait HvScheduler: Send {
     /// kick or a pv sched-yield hypercall). Return true if `me` should yield its pCPU.
     fn directed_yield(&mut self, _view: &mut SchedView, _me: VcpuId, _target: VcpuId) -> bool {
         false
+    }
+    /// How this hypervisor runs tasklet work (pass-through interrupt bottom halves).
+    fn tasklet_mode(&self) -> TaskletMode {
+        TaskletMode::Softirq
     }
     /// Whether PLE windows grow on each exit by default (KVM: yes; Xen: fixed window).
     fn ple_grows_by_default(&self) -> bool {

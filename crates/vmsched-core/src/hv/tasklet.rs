@@ -1,0 +1,270 @@
+//! Device interrupts of pass-through devices (SR-IOV virtual functions, seed 001 §3, §4.2)
+//! and the tasklet that turns each into a virtual interrupt (seed 001 Table 2:
+//! `hvm_do_IRQ_dpci` → `tasklet_schedule(&dpci->dirq_tasklet)` → `tasklet_enqueue` →
+//! `cpu_raise_softirq(cpu, SCHEDULE_SOFTIRQ)`).
+//!
+//! Models:
+//! - the physical interrupt arrives on the pCPU the target vCPU (the VM's `irq_vcpu`) runs on
+//!   or last ran on: Xen points an MSI's affinity at its destination vCPU's processor
+//!   whenever that vCPU moves (xen/arch/x86/hvm/hvm.c `hvm_migrate_pirq`, `irq_set_affinity(desc,
+//!   cpumask_of(v->processor))`);
+//! - if that pCPU runs a vCPU, the vCPU takes an external-interrupt exit (`exit_ext_intr_ns`);
+//!   an idle pCPU takes the interrupt without a VM exit (seed 001 §4.2 a, cases a–c);
+//! - the tasklet costs `dpci_tasklet_ns` of hypervisor time and then delivers the virtual
+//!   interrupt through `deliver_irq` (injected directly if the target runs on this pCPU; an
+//!   IPI and an exit if it runs elsewhere; a wake-up if it is halted; pending if queued);
+//! - where the tasklet runs is the scheduler's `tasklet_mode()`:
+//!   - `IdleVcpu` (Xen 4.1 tasklets, common/tasklet.c: "run in VCPU context (specifically,
+//!     the idle VCPU's context)"): the scheduler is called with `Reason::Tasklet`, re-queues
+//!     the interrupted vCPU and switches to the idle vCPU (a scheduler call and a context
+//!     switch, `world_switch_ns`); the idle vCPU runs the queued tasklets one after another
+//!     (`do_tasklet`), then raises SCHEDULE_SOFTIRQ again: a second scheduler call that picks
+//!     the runqueue head (a second context switch; the interrupted vCPU went to the back of
+//!     its priority class, so often another vCPU). On an idle pCPU the first call finds the
+//!     idle vCPU already running: a scheduler call (`sched_call_ns`) and no switch;
+//!   - `Softirq` (seed 001 §5.2, Xen `softirq_tasklet_init`): the tasklet runs in softirq
+//!     context right after the interrupt, on the interrupted vCPU's time (hypervisor time
+//!     charged to it) or on the idle pCPU; no scheduler call, no switch.
+//! - while a pCPU runs tasklet work without a vCPU, its time is hypervisor time, and a
+//!   reschedule request for it waits until the tasklets are done.
+//!
+//! Leaves out: Xen's one tasklet per domain that drains all of the domain's pending pirqs in
+//! one run (here one tasklet run per interrupt); interrupt coalescing in the NIC; the idle
+//! pCPU is still offered to wake-up placement while it runs tasklets (Xen drops it from the
+//! idlers mask), so a vCPU placed there waits for the tasklets to finish.
+
+use std::collections::VecDeque;
+
+use crate::engine::{Ns, Timer};
+use crate::host::ExitReason;
+use crate::hv::sched::{Reason, TaskletMode};
+use crate::sim::state::*;
+use crate::sim::{Ev, World};
+
+/// Per-pCPU tasklet state.
+#[derive(Debug, Default)]
+pub struct PcpuTasklets {
+    /// Virtual interrupts whose tasklet is queued here, oldest first: (target vCPU, work).
+    pub queue: VecDeque<(VcpuId, IrqWork)>,
+    /// The pCPU runs tasklet work without a vCPU (idle vCPU, or softirq on an idle pCPU)
+    /// since this time.
+    pub busy_since: Option<Ns>,
+    pub timer: Timer,
+    /// Physical device interrupts taken by this pCPU.
+    pub irqs: u64,
+}
+
+impl World {
+    fn tasklet_mode(&self) -> TaskletMode {
+        self.sched.as_ref().map_or(TaskletMode::Softirq, |s| s.tasklet_mode())
+    }
+
+    /// The vCPU that receives a VM's device interrupts: `irq_vcpu`, or the first online vCPU
+    /// if that one is offline.
+    pub(crate) fn irq_vcpu_of(&self, vm: VmId) -> VcpuId {
+        let vcpus = &self.vms[vm].vcpus;
+        let want = vcpus[self.vms[vm].irq_vcpu as usize];
+        if self.vcpus[want].online {
+            want
+        } else {
+            vcpus.iter().copied().find(|&u| self.vcpus[u].online).unwrap_or(vcpus[0])
+        }
+    }
+
+    /// A device of VM `vm` raises an interrupt whose guest handler does `work`. Emulated
+    /// devices inject it directly (the device model's event channel); pass-through devices
+    /// go through a physical interrupt and the dpci tasklet.
+    pub(crate) fn device_interrupt(&mut self, vm: VmId, work: IrqWork) {
+        let target = self.irq_vcpu_of(vm);
+        if !self.vms[vm].passthrough {
+            return self.deliver_irq(target, work);
+        }
+        let p = match self.vcpus[target].run {
+            RunState::Running(q) => q,
+            _ => self.vcpus[target].last_pcpu,
+        };
+        self.pcpus[p].tasklet.irqs += 1;
+        if let Some(x) = self.pcpus[p].cur {
+            self.charge_exit(x, ExitReason::ExtIntr);
+        }
+        self.pcpus[p].tasklet.queue.push_back((target, work));
+        if self.pcpus[p].tasklet.busy_since.is_some() {
+            return;
+        }
+        let now = self.now();
+        let tasklet_ns = self.costs.dpci_tasklet_ns;
+        match (self.tasklet_mode(), self.pcpus[p].cur) {
+            (TaskletMode::Softirq, Some(x)) => {
+                self.advance(x);
+                self.vcpus[x].hv_debt_ns += tasklet_ns;
+                self.arm_exec(x);
+                let (t, w) = self.pcpus[p].tasklet.queue.pop_front().expect("queued above");
+                self.tasklet_deliver(p, t, w);
+            }
+            (TaskletMode::Softirq, None) => self.start_tasklets(p, now + tasklet_ns),
+            (TaskletMode::IdleVcpu, Some(_)) => {
+                self.schedule(p, Reason::Tasklet);
+                debug_assert!(self.pcpus[p].cur.is_none(), "tasklet work must run in the idle vCPU");
+                // The switch to the idle vCPU counts as a context switch (seed 001 Table 1).
+                self.pcpus[p].context_switches += 1;
+                self.start_tasklets(p, now + self.costs.world_switch_ns + tasklet_ns);
+            }
+            (TaskletMode::IdleVcpu, None) => {
+                // SCHEDULE_SOFTIRQ on the idle vCPU: the scheduler runs and keeps the idle vCPU.
+                self.pcpus[p].sched_calls += 1;
+                self.start_tasklets(p, now + self.costs.sched_call_ns + tasklet_ns);
+            }
+        }
+    }
+
+    /// The pCPU (without a vCPU) starts running its queued tasklets; the first ends at `at`.
+    fn start_tasklets(&mut self, p: PcpuId, at: Ns) {
+        let now = self.now();
+        let pc = &mut self.pcpus[p];
+        if let Some(since) = pc.idle_since.take() {
+            pc.idle_ns += now - since;
+        }
+        pc.tasklet.busy_since = Some(now);
+        self.q.arm(&mut self.pcpus[p].tasklet.timer, at, Ev::TaskletDone(p));
+    }
+
+    /// Hand a virtual interrupt to its target once the tasklet ran on pCPU `p`.
+    fn tasklet_deliver(&mut self, p: PcpuId, target: VcpuId, work: IrqWork) {
+        if self.vcpus[target].run == RunState::Running(p) {
+            // Injected at the next VM entry of the interrupted vCPU: no IPI, no second exit.
+            self.advance(target);
+            self.vcpus[target].irq.push_back(work);
+            self.arm_exec(target);
+        } else {
+            self.deliver_irq(target, work);
+        }
+    }
+
+    /// A tasklet finished on a pCPU without a vCPU: deliver, run the next, or give the pCPU
+    /// back to the scheduler.
+    pub(crate) fn tasklet_done(&mut self, p: PcpuId) {
+        if let Some((t, w)) = self.pcpus[p].tasklet.queue.pop_front() {
+            self.tasklet_deliver(p, t, w);
+        }
+        let now = self.now();
+        if !self.pcpus[p].tasklet.queue.is_empty() {
+            let at = now + self.costs.dpci_tasklet_ns;
+            self.q.arm(&mut self.pcpus[p].tasklet.timer, at, Ev::TaskletDone(p));
+            return;
+        }
+        let pc = &mut self.pcpus[p];
+        let since = pc.tasklet.busy_since.take().expect("tasklets were running");
+        pc.hv_ns += now - since;
+        pc.idle_since = Some(now);
+        // do_tasklet raises SCHEDULE_SOFTIRQ when the list is empty (idle-vCPU tasklets); a
+        // softirq tasklet on an idle pCPU reschedules only if someone asked meanwhile.
+        let resched = std::mem::take(&mut pc.resched_pending);
+        pc.yield_pending = false;
+        if resched || self.tasklet_mode() == TaskletMode::IdleVcpu {
+            self.schedule(p, Reason::Timer);
+        }
+    }
+
+    /// Whether pCPU `p` is running tasklets without a vCPU (reschedules wait for it).
+    pub(crate) fn in_tasklet(&self, p: PcpuId) -> bool {
+        self.pcpus[p].tasklet.busy_since.is_some()
+    }
+
+    /// End of run: charge a tasklet run in progress.
+    pub(crate) fn settle_tasklets(&mut self) {
+        let now = self.now();
+        for pc in &mut self.pcpus {
+            if let Some(since) = pc.tasklet.busy_since {
+                pc.hv_ns += now - since;
+                pc.tasklet.busy_since = Some(now);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{NS_PER_MS, NS_PER_US};
+    use crate::scenario::from_toml_str;
+    use crate::sim::state::{IrqAction, IrqWork, RunState};
+    use crate::sim::{Overrides, Simulation};
+
+    /// One pCPU, one pass-through VM whose only vCPU runs a hog: every device interrupt lands
+    /// on the pCPU while its target vCPU runs there.
+    fn sim(tasklet: &str) -> Simulation {
+        let text = format!(
+            r#"
+duration_ms = 10
+[host]
+cores_per_socket = 1
+[hypervisor]
+params = {{ tasklet = "{tasklet}", ratelimit_us = 0 }}
+[[vms]]
+vcpus = 1
+io_path = "passthrough"
+workloads = [{{ kind = "hog" }}]
+"#
+        );
+        let sc = from_toml_str(&text).expect("scenario parses");
+        let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+        s.run_until(NS_PER_MS).unwrap();
+        s
+    }
+
+    /// (scheduler calls, context switches, hypervisor ns) of pCPU 0 caused by one interrupt.
+    fn one_interrupt(tasklet: &str) -> (u64, u64, u64, bool) {
+        let mut s = sim(tasklet);
+        let before = {
+            let w = s.world();
+            assert_eq!(w.vcpus[0].run, RunState::Running(0), "the hog runs");
+            (w.pcpus[0].sched_calls, w.pcpus[0].context_switches, w.vcpus[0].exits)
+        };
+        {
+            let w = s.world();
+            let now = w.now();
+            w.device_interrupt(0, IrqWork { left_ns: 1000, action: IrqAction::Nothing, sent_at: now });
+        }
+        s.run_until(NS_PER_MS + 200 * NS_PER_US).unwrap();
+        let w = s.world();
+        let ext = w.vcpus[0].exits[crate::host::ExitReason::ExtIntr.index()] - before.2[crate::host::ExitReason::ExtIntr.index()];
+        assert_eq!(ext, 1, "one external-interrupt exit on the interrupted vCPU");
+        assert_eq!(w.pcpus[0].tasklet.irqs, 1);
+        let hv = w.pcpus[0].hv_ns + w.vcpus[0].hv_debt_ns;
+        (w.pcpus[0].sched_calls - before.0, w.pcpus[0].context_switches - before.1, hv, w.vcpus[0].run == RunState::Running(0))
+    }
+
+    #[test]
+    fn an_idle_vcpu_tasklet_preempting_a_running_vcpu_costs_two_switches_and_two_scheduler_calls() {
+        let (calls, switches, _, running) = one_interrupt("idle_vcpu");
+        // schedule() to the idle vCPU (tasklet_enqueue raises SCHEDULE_SOFTIRQ), and again
+        // when do_tasklet has emptied the list; a switch each way.
+        assert_eq!(switches, 2);
+        assert_eq!(calls, 2);
+        assert!(running, "the interrupted vCPU runs again afterwards");
+    }
+
+    #[test]
+    fn a_softirq_tasklet_runs_without_a_scheduler_call_or_a_switch() {
+        let (calls, switches, _, running) = one_interrupt("softirq");
+        assert_eq!((calls, switches), (0, 0));
+        assert!(running);
+    }
+
+    #[test]
+    fn an_idle_vcpu_tasklet_costs_more_hypervisor_time_than_a_softirq_one() {
+        let (_, _, hv_idle, _) = one_interrupt("idle_vcpu");
+        let (_, _, hv_soft, _) = one_interrupt("softirq");
+        // Two world switches more (the switch back is charged to the vCPU when it runs).
+        assert!(hv_idle >= hv_soft + 2 * 2_740 - 1, "idle-vCPU {hv_idle} ns vs softirq {hv_soft} ns");
+    }
+
+    #[test]
+    fn the_tasklet_mode_is_a_credit_parameter_with_a_named_error() {
+        let sc = from_toml_str(
+            "duration_ms = 1\n[host]\ncores_per_socket = 1\n[hypervisor]\nparams = { tasklet = \"kthread\" }\n[[vms]]\nvcpus = 1\nworkloads = [{ kind = \"hog\" }]\n",
+        );
+        let e = sc.unwrap_err();
+        assert_eq!(e.path, "hypervisor.params.tasklet");
+        assert!(e.reason.contains("idle_vcpu, softirq"), "{}", e.reason);
+    }
+}
