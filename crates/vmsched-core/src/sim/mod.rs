@@ -17,6 +17,7 @@ use crate::guest::program::{Compiler, Names, Program};
 use crate::guest::workloads;
 use crate::host::{CostParams, Topology};
 use crate::hv::sched::{self, HvScheduler, SchedRequest, VcpuFacts, VmFacts};
+use crate::metrics::idle_wait::IdleWhileWaiting;
 use crate::metrics::Histogram;
 pub use crate::metrics::results::Results;
 use crate::scenario::{OpSpec, Scenario, ScenarioError, ThreadGroupSpec, WorkloadSpec};
@@ -87,6 +88,7 @@ pub struct World {
     pub(crate) sched_timers: BTreeMap<u64, Timer>,
     pub(crate) ple: PleCfg,
     pub(crate) seed: u64,
+    pub(crate) idle_wait: IdleWhileWaiting,
 }
 
 pub struct Simulation {
@@ -164,6 +166,7 @@ impl Simulation {
             sched_timers: BTreeMap::new(),
             ple,
             seed,
+            idle_wait: IdleWhileWaiting::new(n_p),
         };
         let mut to_completion = sc.duration_ms.is_none();
         let mut global_vcpu = 0usize;
