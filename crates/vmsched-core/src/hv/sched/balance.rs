@@ -22,6 +22,8 @@ use super::cfs::Cfs;
 use super::{Decision, HvScheduler, Params, Reason, SchedView};
 use crate::scenario::ScenarioError;
 use crate::sim::state::{PcpuId, RunState, VcpuId};
+#[cfg(test)]
+use crate::engine::NS_PER_MS;
 
 pub struct Balance {
     inner: Cfs,
@@ -138,5 +140,55 @@ impl HvScheduler for Balance {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("balance_fallbacks", self.fallbacks)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hv::sched::testkit::Kit;
+    use std::collections::BTreeMap;
+
+    /// 2 pCPUs busy with VM 1's vCPUs 2 and 3; VM 0's vCPUs 0 and 1 last ran on pCPU 0.
+    fn stacked_wake(s: &mut dyn HvScheduler) -> Kit {
+        let mut k = Kit::new(2, &[2, 2]);
+        k.init(s);
+        k.vcpus[3].last_pcpu = 1;
+        k.wake(s, 2);
+        k.wake(s, 3);
+        assert!(k.running_on(2).is_some() && k.running_on(3).is_some());
+        k.vcpus[0].last_pcpu = 0;
+        k.vcpus[1].last_pcpu = 0;
+        k.wake(s, 0);
+        k.wake(s, 1);
+        k
+    }
+
+    #[test]
+    fn siblings_never_share_a_runqueue() {
+        let params = BTreeMap::new();
+        // Plain CFS stacks both siblings on their previous pCPU's runqueue ...
+        let mut cfs = Cfs::from_params(&mut Params::new(&params), true).unwrap();
+        let _k = stacked_wake(&mut cfs);
+        assert_eq!((cfs.queued_on(0), cfs.queued_on(1)), (Some(0), Some(0)));
+        // ... balance scheduling puts the second one elsewhere.
+        let mut b = Balance::from_params(&mut Params::new(&params), true).unwrap();
+        let mut k = stacked_wake(&mut b);
+        let rq = |k: &mut Kit, b: &Balance, v| k.with(|view| b.runqueue_of(view, v));
+        let (r0, r1) = (rq(&mut k, &b, 0), rq(&mut k, &b, 1));
+        assert!(r0.is_some() && r1.is_some());
+        assert_ne!(r0, r1);
+        // Load balancing and rescheduling keep it so.
+        for t in 1..=40 {
+            k.advance(&mut b, t * NS_PER_MS);
+            for p in 0..2 {
+                k.schedule(&mut b, p, Reason::Timer);
+            }
+            for vm in [0, 1] {
+                let (a, c) = (rq(&mut k, &b, 2 * vm), rq(&mut k, &b, 2 * vm + 1));
+                assert!(a.is_none() || a != c, "t={t} ms: VM {vm}'s vCPUs share runqueue {a:?}");
+            }
+        }
+        assert_eq!(b.counters(), vec![("balance_fallbacks", 0)]);
     }
 }

@@ -296,3 +296,110 @@ impl HvScheduler for Gang {
         vec![("gang_co_starts", self.co_starts), ("gang_joins", self.joins), ("gang_early_ends", self.early_ends)]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hv::sched::testkit::Kit;
+    use std::collections::BTreeMap;
+
+    fn gang() -> Gang {
+        Gang::from_params(&mut Params::new(&BTreeMap::new())).unwrap()
+    }
+
+    const SLICE: Ns = 30 * NS_PER_MS;
+
+    #[test]
+    fn a_gang_co_starts_only_when_all_its_runnable_vcpus_fit() {
+        // 4 pCPUs; VM 0 has vCPUs 0-2, VM 1 has vCPUs 3-4.
+        let mut k = Kit::new(4, &[3, 2]);
+        let mut s = gang();
+        k.init(&mut s);
+        for v in 0..3 {
+            k.wake(&mut s, v);
+        }
+        assert!((0..3).all(|v| k.running_on(v).is_some()));
+        k.wake_all(&mut s, &[3, 4]);
+        // VM 1 needs two pCPUs and one is free: nothing of it runs, the free pCPU idles.
+        assert!(!s.is_running(1));
+        assert_eq!(k.pcpu_cur.iter().filter(|c| c.is_none()).count(), 1);
+        assert!(k.running_on(3).is_none() && k.running_on(4).is_none());
+        // At the slice end VM 0 co-stops as a whole and VM 1 (less charged) co-starts; VM 0's
+        // three vCPUs do not fit in the two pCPUs left, so those stay idle.
+        k.advance(&mut s, SLICE);
+        assert!(s.is_running(1) && !s.is_running(0));
+        assert!(k.running_on(3).is_some() && k.running_on(4).is_some());
+        assert!((0..3).all(|v| k.running_on(v).is_none() && k.vcpus[v].run == RunState::Runnable));
+        assert_eq!(k.pcpu_cur.iter().filter(|c| c.is_none()).count(), 2);
+        // Charges are reserved pCPU-time: after VM 1's first slice it has used 2 x 30 ms
+        // against VM 0's 3 x 30 ms, so it gets a second slice, then VM 0 runs all three again.
+        k.advance(&mut s, 2 * SLICE);
+        assert!(s.is_running(1) && !s.is_running(0));
+        k.advance(&mut s, 3 * SLICE);
+        assert!((0..3).all(|v| k.running_on(v).is_some()));
+        assert!(k.running_on(3).is_none() && k.running_on(4).is_none());
+    }
+
+    #[test]
+    fn members_run_on_distinct_pcpus_and_start_and_stop_together() {
+        // 4 pCPUs, three 2-vCPU VMs: two gangs fit at a time.
+        let mut k = Kit::new(4, &[2, 2, 2]);
+        let mut s = gang();
+        k.init(&mut s);
+        k.wake_all(&mut s, &[0, 1, 2, 3, 4, 5]);
+        let mut seen_running = [false; 3];
+        for step in 0..=12 {
+            k.advance(&mut s, step * SLICE / 2);
+            let mut busy: Vec<PcpuId> = (0..6).filter_map(|v| k.running_on(v)).collect();
+            let n = busy.len();
+            busy.sort();
+            busy.dedup();
+            assert_eq!(busy.len(), n, "two vCPUs on one pCPU");
+            for vm in 0..3 {
+                let running = (0..2).filter(|i| k.running_on(vm * 2 + i).is_some()).count();
+                assert!(running == 0 || running == 2, "t={step}: VM {vm} runs {running} of 2 vCPUs");
+                assert_eq!(running == 2, s.is_running(vm));
+                seen_running[vm] |= running == 2;
+            }
+            assert_eq!(n, 4, "two gangs fill the host");
+        }
+        assert_eq!(seen_running, [true; 3], "every VM gets slices");
+    }
+
+    #[test]
+    fn a_halted_member_leaves_its_pcpu_idle_until_the_slice_ends() {
+        // 3 pCPUs: VM 0 (vCPUs 0-1) runs, VM 1 (vCPUs 2-3) needs two pCPUs and waits.
+        let mut k = Kit::new(3, &[2, 2]);
+        let mut s = gang();
+        k.init(&mut s);
+        k.wake_all(&mut s, &[0, 1]);
+        k.wake_all(&mut s, &[2, 3]);
+        let p0 = k.running_on(0).unwrap();
+        k.now = NS_PER_MS;
+        k.halt(&mut s, 0);
+        assert_eq!(k.pcpu_cur[p0], None, "the halted member's pCPU idles");
+        assert_eq!(s.slot_of(0), Some(p0), "and stays reserved for it");
+        assert!(k.running_on(2).is_none() && k.running_on(3).is_none(), "VM 1 still does not fit");
+        // It wakes within the slice and resumes on its reserved pCPU.
+        k.now = 2 * NS_PER_MS;
+        k.wake(&mut s, 0);
+        assert_eq!(k.running_on(0), Some(p0));
+    }
+
+    #[test]
+    fn a_gang_whose_members_all_halt_ends_its_slice_early() {
+        let mut k = Kit::new(2, &[2, 2]);
+        let mut s = gang();
+        k.init(&mut s);
+        for v in 0..4 {
+            k.wake(&mut s, v);
+        }
+        assert!(s.is_running(0) && !s.is_running(1));
+        k.now = NS_PER_MS;
+        k.halt(&mut s, 0);
+        assert!(k.running_on(2).is_none(), "one member still runs: the gang keeps both pCPUs");
+        k.halt(&mut s, 1);
+        assert!(s.is_running(1), "no member of VM 0 can run: VM 1 co-starts at once");
+        assert!(k.running_on(2).is_some() && k.running_on(3).is_some());
+    }
+}

@@ -14,6 +14,8 @@ pub mod credit2;
 pub mod gang;
 pub mod relaxed_cosched;
 pub mod rr;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 use std::collections::BTreeMap;
 

@@ -286,3 +286,105 @@ impl HvScheduler for RelaxedCosched {
         vec![("co_stops", self.co_stops), ("co_starts", self.co_starts), ("co_stopped_ns", self.co_stopped_ns)]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hv::sched::testkit::Kit;
+    use std::collections::BTreeMap;
+
+    fn relaxed() -> RelaxedCosched {
+        RelaxedCosched::from_params(&mut Params::new(&BTreeMap::new()), true).unwrap()
+    }
+
+    const MS: Ns = NS_PER_MS;
+
+    /// 2 pCPUs. VM 0 = vCPUs 0 and 1, VM 1 = vCPU 2. vCPU 2 runs on pCPU 1, vCPU 0 on pCPU 0;
+    /// vCPU 1 (pinned to pCPU 1, so CFS cannot move it) is woken or left halted.
+    fn setup(wake_sibling: bool) -> (Kit, RelaxedCosched) {
+        let mut k = Kit::new(2, &[2, 1]);
+        k.affinity[1] = Some(vec![1]);
+        k.vcpus[2].last_pcpu = 1;
+        let mut s = relaxed();
+        k.init(&mut s);
+        k.wake(&mut s, 2);
+        k.wake(&mut s, 0);
+        assert_eq!((k.running_on(0), k.running_on(2)), (Some(0), Some(1)));
+        if wake_sibling {
+            k.wake(&mut s, 1);
+            assert_eq!(k.running_on(1), None, "vCPU 1 waits behind vCPU 2");
+        }
+        (k, s)
+    }
+
+    fn skew(k: &mut Kit, s: &RelaxedCosched, v: VcpuId) -> Ns {
+        k.with(|view| s.skew_ns(view, v))
+    }
+
+    #[test]
+    fn skew_grows_while_a_sibling_is_preempted_but_not_while_it_is_halted() {
+        let (mut k, mut s) = setup(true);
+        k.advance(&mut s, 3 * MS);
+        assert_eq!(skew(&mut k, &s, 0), 3 * MS);
+        assert_eq!(skew(&mut k, &s, 1), 0);
+
+        let (mut k, mut s) = setup(false);
+        k.advance(&mut s, 3 * MS);
+        assert_eq!(skew(&mut k, &s, 0), 0, "a halted sibling counts as making progress");
+        // Waking after 3 ms halted, vCPU 1 starts level with vCPU 0, not 3 ms behind.
+        k.wake(&mut s, 1);
+        assert_eq!((skew(&mut k, &s, 0), skew(&mut k, &s, 1)), (0, 0));
+        k.advance(&mut s, 5 * MS);
+        assert_eq!(skew(&mut k, &s, 0), 2 * MS, "from now on it lags while preempted");
+    }
+
+    #[test]
+    fn a_vcpu_leading_a_preempted_sibling_by_the_threshold_is_co_stopped() {
+        let (mut k, mut s) = setup(true);
+        k.advance(&mut s, 4 * MS - 1);
+        assert_eq!(k.running_on(0), Some(0));
+        assert!(!s.is_co_stopped(0));
+        k.advance(&mut s, 4 * MS);
+        assert!(s.is_co_stopped(0), "co-stopped at exactly the 4 ms threshold");
+        assert_eq!(k.running_on(0), None);
+        assert_eq!(k.vcpus[0].run, RunState::Runnable, "co-stopped is runnable, not halted");
+        // The laggard is still preempted, so the leader stays stopped and its skew frozen.
+        k.advance(&mut s, 10 * MS);
+        assert!(s.is_co_stopped(0));
+        assert_eq!(skew(&mut k, &s, 0), 4 * MS);
+        assert_eq!(k.pcpu_cur[0], None, "nothing else may run on pCPU 0");
+    }
+
+    #[test]
+    fn a_co_stopped_vcpu_is_co_started_when_its_laggard_is_scheduled() {
+        let (mut k, mut s) = setup(true);
+        k.advance(&mut s, 10 * MS);
+        assert!(s.is_co_stopped(0));
+        // vCPU 2 halts: the laggard gets pCPU 1, and the leader is co-started beside it.
+        k.halt(&mut s, 2);
+        k.advance(&mut s, 10 * MS);
+        assert_eq!(k.running_on(1), Some(1));
+        assert!(!s.is_co_stopped(0));
+        assert_eq!(k.running_on(0), Some(0));
+        // Running together, the skew stays where it was and nobody is stopped again.
+        k.advance(&mut s, 20 * MS);
+        assert_eq!(skew(&mut k, &s, 0), 4 * MS);
+        assert!(!s.is_co_stopped(0) && k.running_on(0).is_some());
+        let c: BTreeMap<_, _> = s.counters().into_iter().collect();
+        assert_eq!((c["co_stops"], c["co_starts"]), (1, 1));
+    }
+
+    #[test]
+    fn a_halted_laggard_releases_a_co_stopped_leader() {
+        // Idle vCPUs are treated as running: the laggard halting (here: going offline from the
+        // runqueue, `sleep`) ends the co-stop.
+        let (mut k, mut s) = setup(true);
+        k.advance(&mut s, 5 * MS);
+        assert!(s.is_co_stopped(0));
+        k.vcpus[1].run = RunState::Offline;
+        k.with(|view| s.sleep(view, 1));
+        k.advance(&mut s, 5 * MS);
+        assert!(!s.is_co_stopped(0));
+        assert_eq!(k.running_on(0), Some(0));
+    }
+}
