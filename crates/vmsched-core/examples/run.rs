@@ -38,7 +38,22 @@ fn main() {
             g.on_cpu.hv as f64 / c, g.on_cpu.cache_refill as f64 / c, v.ple_exits, v.lock_holder_preemptions, v.lock_waiter_preemptions, v.ops
         );
     }
-    println!("  ctxsw/pcpu/s={:.0} idle={:.3} hv={:.4} dy={}/{}", r.totals.context_switches_per_pcpu_s, r.totals.idle_fraction, r.totals.hv_fraction, r.totals.directed_yield_successful, r.totals.directed_yield_attempted);
+    for v in &r.vms {
+        println!("  {:6} spin_fraction={:.3}", v.name, v.spin_fraction);
+    }
+    println!(
+        "  ctxsw/pcpu/s={:.0} idle={:.3} idle_while_waiting={:.3} ({:.1} ms) hv={:.4} dy={}/{}",
+        r.totals.context_switches_per_pcpu_s,
+        r.totals.idle_fraction,
+        r.totals.idle_while_waiting_fraction,
+        r.totals.idle_while_waiting_ns as f64 / 1e6,
+        r.totals.hv_fraction,
+        r.totals.directed_yield_successful,
+        r.totals.directed_yield_attempted
+    );
+    if !r.totals.scheduler_counters.is_empty() {
+        println!("  counters: {:?}", r.totals.scheduler_counters);
+    }
     let mut last = f64::NAN;
     for a in &r.actions {
         if a.t_ms != last {

@@ -97,6 +97,10 @@ impl World {
 
     pub(crate) fn set_run(&mut self, v: VcpuId, new: RunState) {
         self.close_state_interval(v);
+        let old = self.vcpus[v].run;
+        if (old == RunState::Runnable) != (new == RunState::Runnable) {
+            self.idle_wait.set_waiting(self.affinity[v].as_deref(), new == RunState::Runnable, self.q.now());
+        }
         self.vcpus[v].run = new;
         self.sync_facts(v);
     }
@@ -315,6 +319,7 @@ impl World {
         vc.preempted_in_kernel = runnable && kernel;
         self.pcpus[p].cur = None;
         self.pcpu_cur[p] = None;
+        self.idle_wait.set_idle(p, true, self.q.now());
         let new = if !self.vcpus[v].online {
             RunState::Offline
         } else if runnable {
@@ -338,6 +343,7 @@ impl World {
         let refill = refill_ns(&self.topo, &self.costs, last, p, ws, warmth);
         self.pcpus[p].cur = Some(v);
         self.pcpu_cur[p] = Some(v);
+        self.idle_wait.set_idle(p, false, now);
         if last != p {
             self.vcpus[v].migrations += 1;
             self.pcpus[p].migrations_in += 1;

@@ -76,6 +76,8 @@ pub struct PcpuResult {
     pub socket: u32,
     pub node: u32,
     pub idle_ns: Ns,
+    /// Part of `idle_ns` during which a vCPU allowed here was runnable and waiting.
+    pub idle_while_waiting_ns: Ns,
     pub hv_ns: Ns,
     pub guest_ns: Ns,
     pub sched_calls: u64,
@@ -95,6 +97,12 @@ pub struct Totals {
     pub sched_calls_per_pcpu_s: f64,
     pub hv_fraction: f64,
     pub idle_fraction: f64,
+    /// Σ `pcpus[].idle_while_waiting_ns`.
+    pub idle_while_waiting_ns: Ns,
+    /// `idle_while_waiting_ns` / (pCPUs × `sim_time_ns`).
+    pub idle_while_waiting_fraction: f64,
+    /// Policy-specific event counters (`HvScheduler::counters`), by name.
+    pub scheduler_counters: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -197,6 +205,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             socket: pc.socket,
             node: pc.node,
             idle_ns: pc.idle_ns,
+            idle_while_waiting_ns: w.idle_wait.per_pcpu_ns[p],
             hv_ns: pc.hv_ns,
             guest_ns: pc.guest_ns,
             sched_calls: pc.sched_calls,
@@ -216,6 +225,9 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         sched_calls_per_pcpu_s: sum(&|p| p.sched_calls_per_s) / n_p,
         hv_fraction: sum(&|p| p.hv_ns as f64) / (n_p * now.max(1) as f64),
         idle_fraction: sum(&|p| p.idle_ns as f64) / (n_p * now.max(1) as f64),
+        idle_while_waiting_ns: w.idle_wait.total_ns(),
+        idle_while_waiting_fraction: w.idle_wait.total_ns() as f64 / (n_p * now.max(1) as f64),
+        scheduler_counters: w.sched.as_ref().map_or_else(Vec::new, |s| s.counters()).into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
     };
     Results {
         schema_version: SCHEMA_VERSION,

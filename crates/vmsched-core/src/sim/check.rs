@@ -113,6 +113,9 @@ impl World {
             if sum != now {
                 return Err(format!("pcpu {p}: idle {} + hv {} + guest {} = {sum} != {now}", pc.idle_ns, pc.hv_ns, pc.guest_ns));
             }
+            if self.idle_wait.per_pcpu_ns[p] > pc.idle_ns {
+                return Err(format!("pcpu {p}: idle while waiting {} exceeds idle {}", self.idle_wait.per_pcpu_ns[p], pc.idle_ns));
+            }
         }
         for (v, vc) in self.vcpus.iter().enumerate() {
             if vc.t.total() != vc.run_ns {
@@ -134,6 +137,7 @@ impl World {
             self.close_state_interval(v);
         }
         self.settle_tasklets();
+        self.idle_wait.settle(now);
         for pc in &mut self.pcpus {
             if let Some(s) = pc.idle_since {
                 pc.idle_ns += now - s;

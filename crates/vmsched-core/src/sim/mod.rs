@@ -19,6 +19,7 @@ use crate::guest::program::{Compiler, Names, Program};
 use crate::guest::workloads;
 use crate::host::{CostParams, Topology};
 use crate::hv::sched::{self, HvScheduler, SchedRequest, VcpuFacts, VmFacts};
+use crate::metrics::idle_wait::IdleWhileWaiting;
 use crate::metrics::Histogram;
 pub use crate::metrics::results::Results;
 use crate::scenario::{OpSpec, Scenario, ScenarioError, ThreadGroupSpec, WorkloadSpec};
@@ -96,6 +97,7 @@ pub struct World {
     pub(crate) seed: u64,
     /// Actions applied so far (for the results).
     pub(crate) actions: Vec<control::ActionRecord>,
+    pub(crate) idle_wait: IdleWhileWaiting,
 }
 
 pub struct Simulation {
@@ -179,6 +181,7 @@ impl Simulation {
             ple,
             seed,
             actions: Vec::new(),
+            idle_wait: IdleWhileWaiting::new(n_p),
         };
         let mut to_completion = sc.duration_ms.is_none();
         let mut global_vcpu = 0usize;

@@ -134,7 +134,7 @@ fn the_invariant_checker_reports_a_vcpu_on_two_pcpus() {
 
 #[test]
 fn pcpu_time_adds_up_to_simulated_time() {
-    for s in ["credit", "cfs", "rr"] {
+    for s in ["credit", "cfs", "rr", "gang", "relaxed_cosched", "balance"] {
         let r = run_text(FAIRNESS, Some(s));
         for p in &r.pcpus {
             assert_eq!(p.idle_ns + p.hv_ns + p.guest_ns, r.sim_time_ns, "{s}: pcpu {}", p.pcpu);
@@ -279,4 +279,53 @@ fn softirq_tasklets_and_csrc_reduce_context_switches_on_the_consolidation_mix() 
         r.vms.iter().map(|v| v.requests.mean_ms * v.requests.count as f64).sum::<f64>() / n as f64
     };
     assert!(mean_ms(soft) < mean_ms(idle), "highest load: mean response softirq {:.3} ms vs idle-vCPU {:.3} ms", mean_ms(soft), mean_ms(idle));
+}
+
+/// Mean over the VMs of (lock spin + IPI wait) / guest CPU time.
+fn mean_spin(r: &Results) -> f64 {
+    r.vms.iter().map(|v| v.spin_fraction).sum::<f64>() / r.vms.len() as f64
+}
+
+#[test]
+fn strict_gang_removes_double_scheduling_spin_but_leaves_pcpus_idle() {
+    let solo = run_text(SYNC_1VM, Some("cfs"));
+    let gang = run_text(SYNC_2VM, Some("gang"));
+    let cfs = run_text(SYNC_2VM, Some("cfs"));
+    for vm in 0..2 {
+        let g = &gang.vms[vm];
+        assert!(g.finished);
+        // What is left is the contention of the VM running alone, not lock-holder preemption.
+        assert!(g.spin_fraction <= solo.vms[0].spin_fraction + 0.02, "vm{vm}: gang spin {:.3} vs alone {:.3}", g.spin_fraction, solo.vms[0].spin_fraction);
+        assert!((g.guest_ns.on_cpu.ipi_wait as f64) < 0.01 * g.cpu_ns as f64, "vm{vm}: shootdowns wait for descheduled siblings");
+        assert!(cfs.vms[vm].spin_fraction >= 0.3, "vm{vm}: the base case must show the problem");
+    }
+    let f = gang.totals.idle_while_waiting_fraction;
+    assert!(f >= 0.05, "gang: pCPUs idle while vCPUs wait only {f:.4} of the time");
+    assert!(gang.totals.idle_while_waiting_ns > 100 * cfs.totals.idle_while_waiting_ns.max(1), "gang {} ns vs cfs {} ns", gang.totals.idle_while_waiting_ns, cfs.totals.idle_while_waiting_ns);
+    let per_pcpu: Ns = gang.pcpus.iter().map(|p| p.idle_while_waiting_ns).sum();
+    assert_eq!(per_pcpu, gang.totals.idle_while_waiting_ns);
+}
+
+#[test]
+fn balance_scheduling_spins_less_than_cfs_and_more_than_gang() {
+    let gang = run_text(SYNC_2VM, Some("gang"));
+    let cfs = run_text(SYNC_2VM, Some("cfs"));
+    let bal = run_text(SYNC_2VM, Some("balance"));
+    let (g, c, b) = (mean_spin(&gang), mean_spin(&cfs), mean_spin(&bal));
+    assert!(g < b && b < c, "spin fraction: gang {g:.3}, balance {b:.3}, cfs {c:.3}");
+    assert_eq!(bal.totals.scheduler_counters["balance_fallbacks"], 0, "12 siblings always find a sibling-free pCPU among 12");
+    assert!(bal.vms.iter().all(|v| v.finished));
+}
+
+#[test]
+fn relaxed_cosched_co_stops_leaders_without_the_fragmentation_of_strict_gang() {
+    let gang = run_text(SYNC_2VM, Some("gang"));
+    let relaxed = run_text(SYNC_2VM, Some("relaxed_cosched"));
+    let c = &relaxed.totals.scheduler_counters;
+    assert!(c["co_stops"] > 0 && c["co_starts"] > 0 && c["co_stopped_ns"] > 0, "{c:?}");
+    // Every co-stop ends in a co-start (the run ends with every vCPU halted).
+    assert_eq!(c["co_stops"], c["co_starts"]);
+    assert!(relaxed.vms.iter().all(|v| v.finished));
+    let (r, g) = (relaxed.totals.idle_while_waiting_fraction, gang.totals.idle_while_waiting_fraction);
+    assert!(r * 20.0 < g, "idle while waiting: relaxed {r:.4} vs gang {g:.4}");
 }

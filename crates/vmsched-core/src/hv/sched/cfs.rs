@@ -88,6 +88,11 @@ impl Cfs {
         })
     }
 
+    /// The runqueue `v` waits on (None while running, blocked or off the runqueues).
+    pub(crate) fn queued_on(&self, v: VcpuId) -> Option<PcpuId> {
+        self.ents[v].on_rq
+    }
+
     fn weight(&self, view: &SchedView, v: VcpuId) -> f64 {
         let vm = view.vcpus[v].vm;
         let shares = view.vms[vm].weight as f64 * NICE_0_LOAD / 256.0;

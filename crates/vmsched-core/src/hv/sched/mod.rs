@@ -7,11 +7,16 @@
 //! touches simulator internals: it reads a `SchedView` and asks for effects (tickle a pCPU,
 //! arm a timer) through it.
 
+pub mod balance;
 pub mod cfs;
 pub mod credit;
 pub mod credit2;
 pub mod csrc;
+pub mod gang;
+pub mod relaxed_cosched;
 pub mod rr;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 use std::collections::BTreeMap;
 
@@ -148,6 +153,10 @@ pub trait HvScheduler: Send {
     fn yield_stats(&self) -> (u64, u64) {
         (0, 0)
     }
+    /// Policy-specific event counts for the results (`totals.scheduler_counters`).
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// Scheduler parameters from the scenario: typed look-ups that reject unknown keys.
@@ -232,6 +241,9 @@ pub fn build(name: &str, params: &BTreeMap<String, toml::Value>, directed_yield:
         "credit2" => Box::new(credit2::Credit2::from_params(&mut p)?),
         "cfs" => Box::new(cfs::Cfs::from_params(&mut p, directed_yield.unwrap_or(true))?),
         "rr" => Box::new(rr::RoundRobin::from_params(&mut p)?),
+        "gang" => Box::new(gang::Gang::from_params(&mut p)?),
+        "relaxed_cosched" => Box::new(relaxed_cosched::RelaxedCosched::from_params(&mut p, directed_yield.unwrap_or(true))?),
+        "balance" => Box::new(balance::Balance::from_params(&mut p, directed_yield.unwrap_or(true))?),
         other => {
             let known: Vec<&str> = catalog().iter().map(|c| c.0).collect();
             return Err(ScenarioError::new("hypervisor.scheduler", format!("unknown scheduler `{other}` (known: {})", known.join(", "))));
@@ -259,5 +271,20 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
             "kernel/sched/fair.c, virt/kvm/kvm_main.c; reference §4-5",
         ),
         ("rr", "global round robin with a fixed slice (teaching, cross-checks)", "textbook round robin"),
+        (
+            "gang",
+            "strict gang scheduling: a VM's runnable vCPUs co-start on distinct pCPUs only when all fit, co-stop at the 30 ms slice end; halted members leave their pCPU idle",
+            "seed 004 (gang scheduling, ESX 2.x); reference/related-work.md §3.4",
+        ),
+        (
+            "relaxed_cosched",
+            "VMware ESX 4/5 relaxed co-scheduling over cfs: per-vCPU skew against the slowest sibling, co-stop leaders above 4 ms, co-start when the laggard runs; idle vCPUs accrue no skew",
+            "reference/hypervisor-mechanisms.md §6; related-work.md §3.4",
+        ),
+        (
+            "balance",
+            "balance scheduling over cfs: sibling vCPUs never share a pCPU runqueue (dynamic affinity), otherwise CFS",
+            "Sukwong & Kim, EuroSys 2011; reference/related-work.md §3.8",
+        ),
     ]
 }

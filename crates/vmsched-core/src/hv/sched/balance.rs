@@ -1,0 +1,194 @@
+//! Balance scheduling (Sukwong & Kim, EuroSys 2011, "Is co-scheduling too expensive for SMP
+//! VMs?"): CFS with the placement constraint that two sibling vCPUs of a VM never share a
+//! pCPU's runqueue (running or queued there).
+//!
+//! Models (reference/related-work.md §3.8; seed 004 §"related work" [SK11]):
+//! - the paper sets each vCPU's CPU affinity dynamically to exclude the pCPUs whose runqueue
+//!   holds one of its siblings, and leaves everything else to the host scheduler. This wrapper
+//!   does the same: before each CFS decision that places or moves vCPUs (wake placement
+//!   `select_task_rq`, new-idle and periodic load balancing) it hands CFS a view whose hard
+//!   affinity of every vCPU is its configured affinity minus the pCPUs occupied by a sibling;
+//! - siblings are not forced to run at the same time (no gang, no co-stop): spreading them
+//!   over runqueues only makes it likely that they run together, and rules out "vCPU
+//!   stacking" (a lock waiter queued behind its lock holder on one pCPU);
+//! - all other behaviour is CFS's (`cfs.rs`): vruntime order, per-VM shares, wake-up
+//!   preemption, PLE + directed yield, and its parameters.
+//!
+//! Leaves out: the paper's patch details beyond the affinity rule. When the rule leaves a vCPU
+//! no allowed pCPU (more runnable siblings than pCPUs, or pinning), its configured affinity
+//! applies and the event is counted (`balance_fallbacks`), since the vCPU must run somewhere.
+
+use super::cfs::Cfs;
+use super::{Decision, HvScheduler, Params, Reason, SchedView};
+use crate::scenario::ScenarioError;
+use crate::sim::state::{PcpuId, RunState, VcpuId};
+#[cfg(test)]
+use crate::engine::NS_PER_MS;
+
+pub struct Balance {
+    inner: Cfs,
+    fallbacks: u64,
+}
+
+impl Balance {
+    pub fn from_params(p: &mut Params, directed_yield: bool) -> Result<Self, ScenarioError> {
+        Ok(Balance { inner: Cfs::from_params(p, directed_yield)?, fallbacks: 0 })
+    }
+
+    /// The pCPU whose runqueue holds `v` (running there or queued), if any.
+    pub fn runqueue_of(&self, view: &SchedView, v: VcpuId) -> Option<PcpuId> {
+        match view.vcpus[v].run {
+            RunState::Running(p) => Some(p),
+            _ => self.inner.queued_on(v),
+        }
+    }
+
+    /// Every vCPU's affinity minus the pCPUs that hold one of its siblings, and whether the
+    /// rule left the vCPU nowhere to go (then its configured affinity applies).
+    fn masks(&self, view: &SchedView) -> (Vec<Option<Vec<PcpuId>>>, Vec<bool>) {
+        let n = view.n_pcpus();
+        // Per VM and pCPU: how many of the VM's vCPUs its runqueue holds, and the last one seen.
+        let mut count = vec![vec![0u32; n]; view.vms.len()];
+        for v in 0..view.vcpus.len() {
+            if let Some(p) = self.runqueue_of(view, v) {
+                count[view.vcpus[v].vm][p] += 1;
+            }
+        }
+        let mut fell_back = vec![false; view.vcpus.len()];
+        let masks = (0..view.vcpus.len())
+            .map(|v| {
+                let vm = view.vcpus[v].vm;
+                let own = self.runqueue_of(view, v);
+                let siblings_on = |p: PcpuId| count[vm][p] - (own == Some(p)) as u32;
+                let mask: Vec<PcpuId> = (0..n).filter(|&p| view.allowed(v, p) && siblings_on(p) == 0).collect();
+                if mask.is_empty() {
+                    fell_back[v] = true;
+                    view.affinity[v].clone()
+                } else if mask.len() == n {
+                    None
+                } else {
+                    Some(mask)
+                }
+            })
+            .collect();
+        (masks, fell_back)
+    }
+
+    /// Run `f` on CFS with the sibling-excluding affinities.
+    fn constrained<R>(&mut self, view: &mut SchedView, wakee: Option<VcpuId>, f: impl FnOnce(&mut Cfs, &mut SchedView) -> R) -> R {
+        let (masks, fell_back) = self.masks(view);
+        if wakee.map_or(false, |v| fell_back[v]) {
+            self.fallbacks += 1;
+        }
+        let mut v2 = SchedView {
+            now: view.now,
+            topo: view.topo,
+            vcpus: view.vcpus,
+            vms: view.vms,
+            affinity: &masks,
+            pcpu_cur: view.pcpu_cur,
+            requests: &mut *view.requests,
+        };
+        f(&mut self.inner, &mut v2)
+    }
+}
+
+impl HvScheduler for Balance {
+    fn name(&self) -> &'static str {
+        "balance"
+    }
+
+    fn init(&mut self, view: &mut SchedView) {
+        self.inner.init(view);
+    }
+
+    fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.constrained(view, Some(v), |c, w| c.wake(w, v));
+    }
+
+    fn sleep(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.inner.sleep(view, v);
+    }
+
+    fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
+        self.constrained(view, None, |c, w| c.do_schedule(w, p, prev, prev_runnable, why))
+    }
+
+    fn timer(&mut self, view: &mut SchedView, id: u64) {
+        self.constrained(view, None, |c, w| c.timer(w, id));
+    }
+
+    fn pause_exit(&mut self, view: &mut SchedView, v: VcpuId) -> bool {
+        self.inner.pause_exit(view, v)
+    }
+
+    fn vipi_pending(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.inner.vipi_pending(view, v)
+    }
+
+    fn directed_yield(&mut self, view: &mut SchedView, me: VcpuId, target: VcpuId) -> bool {
+        self.inner.directed_yield(view, me, target)
+    }
+
+    fn ple_grows_by_default(&self) -> bool {
+        self.inner.ple_grows_by_default()
+    }
+
+    fn yield_stats(&self) -> (u64, u64) {
+        self.inner.yield_stats()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("balance_fallbacks", self.fallbacks)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hv::sched::testkit::Kit;
+    use std::collections::BTreeMap;
+
+    /// 2 pCPUs busy with VM 1's vCPUs 2 and 3; VM 0's vCPUs 0 and 1 last ran on pCPU 0.
+    fn stacked_wake(s: &mut dyn HvScheduler) -> Kit {
+        let mut k = Kit::new(2, &[2, 2]);
+        k.init(s);
+        k.vcpus[3].last_pcpu = 1;
+        k.wake(s, 2);
+        k.wake(s, 3);
+        assert!(k.running_on(2).is_some() && k.running_on(3).is_some());
+        k.vcpus[0].last_pcpu = 0;
+        k.vcpus[1].last_pcpu = 0;
+        k.wake(s, 0);
+        k.wake(s, 1);
+        k
+    }
+
+    #[test]
+    fn siblings_never_share_a_runqueue() {
+        let params = BTreeMap::new();
+        // Plain CFS stacks both siblings on their previous pCPU's runqueue ...
+        let mut cfs = Cfs::from_params(&mut Params::new(&params), true).unwrap();
+        let _k = stacked_wake(&mut cfs);
+        assert_eq!((cfs.queued_on(0), cfs.queued_on(1)), (Some(0), Some(0)));
+        // ... balance scheduling puts the second one elsewhere.
+        let mut b = Balance::from_params(&mut Params::new(&params), true).unwrap();
+        let mut k = stacked_wake(&mut b);
+        let rq = |k: &mut Kit, b: &Balance, v| k.with(|view| b.runqueue_of(view, v));
+        let (r0, r1) = (rq(&mut k, &b, 0), rq(&mut k, &b, 1));
+        assert!(r0.is_some() && r1.is_some());
+        assert_ne!(r0, r1);
+        // Load balancing and rescheduling keep it so.
+        for t in 1..=40 {
+            k.advance(&mut b, t * NS_PER_MS);
+            for p in 0..2 {
+                k.schedule(&mut b, p, Reason::Timer);
+            }
+            for vm in [0, 1] {
+                let (a, c) = (rq(&mut k, &b, 2 * vm), rq(&mut k, &b, 2 * vm + 1));
+                assert!(a.is_none() || a != c, "t={t} ms: VM {vm}'s vCPUs share runqueue {a:?}");
+            }
+        }
+        assert_eq!(b.counters(), vec![("balance_fallbacks", 0)]);
+    }
+}

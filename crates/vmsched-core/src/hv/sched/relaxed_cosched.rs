@@ -1,0 +1,390 @@
+//! VMware ESX relaxed co-scheduling (ESX 4 / vSphere 5.x style) on top of CFS.
+//!
+//! Models (reference/hypervisor-mechanisms.md §6; reference/related-work.md §3.4; seed 004
+//! §"ESX"):
+//! - every vCPU has a *progress* counter that advances while it runs. A halted (idle) vCPU is
+//!   "treated as if it were running": it is not counted as a laggard while halted, and when it
+//!   wakes its progress is raised to that of its slowest non-halted sibling, so idle time
+//!   neither makes it lag nor adds to its own skew ("idle vCPUs do not accumulate skew");
+//! - skew of a vCPU = its progress minus that of its slowest sibling (ESX 4: skew against the
+//!   slowest sibling, not cumulative pairwise as in ESX 3). Only a sibling that is runnable
+//!   but not running (preempted, or itself co-stopped) makes skew grow;
+//! - **co-stop**: a vCPU whose progress leads a non-running sibling by at least
+//!   `skew_threshold_ms` is co-stopped: descheduled if it runs (a tickle of its pCPU), taken
+//!   off the base scheduler's runqueue if it waits. Only the leading vCPUs stop (ESX 4), not
+//!   the whole VM (ESX 2/3);
+//! - **co-start**: a co-stopped vCPU is handed back to the base scheduler as soon as no sibling
+//!   lagging it by the threshold is waiting, i.e. when the laggards have been scheduled (or
+//!   halted, or caught up). It then competes normally; it can be co-stopped again if the
+//!   laggard is preempted again while the skew is still above the threshold;
+//! - the crossing of the threshold is computed exactly (the time at which the leading running
+//!   vCPU reaches it if nothing changes) and a per-VM timer is armed for it; every hook that
+//!   changes a vCPU's state re-evaluates its VM.
+//!
+//! Base proportional-share scheduler: `cfs` (KVM's host scheduler, per-VM cgroup shares,
+//! PLE + directed yield), wrapped, not copied: the wrapper passes every hook through and shows
+//! CFS a co-stop as the vCPU blocking (`do_schedule(.., prev_runnable = false, Block)` or
+//! `sleep`) and a co-start as a wake-up (`wake`), so CFS's sleeper placement applies. CFS
+//! parameters are accepted unchanged. ESX's own proportional-share scheduler is not modelled.
+//!
+//! Leaves out: ESX's exclusion of hypervisor time from progress (progress here is all run time
+//! including world switches and exit handling, which the policy boundary does not expose),
+//! the periodic (not exact) skew sampling of the real scheduler, co-start coordination that
+//! picks pCPUs for the leader and laggard together, and ESX's load balancing. Sources for the
+//! threshold: the value is unconfirmed; "a few milliseconds" (seed 004 §"ESX 2.0") and "~4 ms"
+//! (secondary source quoted in hypervisor-mechanisms.md §6).
+
+use super::cfs::Cfs;
+use super::{Decision, HvScheduler, Params, Reason, SchedView};
+use crate::engine::{Ns, NS_PER_MS};
+use crate::scenario::ScenarioError;
+use crate::sim::state::{PcpuId, RunState, VcpuId, VmId};
+
+/// Timer ids at and above this belong to the wrapper (one per VM); below, to CFS.
+const SKEW_TIMER_BASE: u64 = 1 << 40;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Running,
+    /// Runnable and queued in the base scheduler (preempted or just woken).
+    Waiting,
+    /// Halted or offline: not a laggard, makes no progress of its own.
+    Halted,
+    /// Runnable but held back by the co-scheduler.
+    CoStopped,
+}
+
+pub struct RelaxedCosched {
+    inner: Cfs,
+    threshold_ns: Ns,
+    phase: Vec<Phase>,
+    since: Vec<Ns>,
+    progress: Vec<Ns>,
+    stop_pending: Vec<bool>,
+    co_stops: u64,
+    co_starts: u64,
+    co_stopped_ns: Ns,
+}
+
+impl RelaxedCosched {
+    pub fn from_params(p: &mut Params, directed_yield: bool) -> Result<Self, ScenarioError> {
+        // Unconfirmed: seed 004 §"ESX 2.0" ("a few milliseconds"); hypervisor-mechanisms.md §6
+        // ("~4 ms", secondary source).
+        let threshold_ms = p.f64("skew_threshold_ms", 4.0, 0.01, 1000.0)?;
+        Ok(RelaxedCosched {
+            inner: Cfs::from_params(p, directed_yield)?,
+            threshold_ns: (threshold_ms * NS_PER_MS as f64) as Ns,
+            phase: Vec::new(),
+            since: Vec::new(),
+            progress: Vec::new(),
+            stop_pending: Vec::new(),
+            co_stops: 0,
+            co_starts: 0,
+            co_stopped_ns: 0,
+        })
+    }
+
+    fn progress_at(&self, v: VcpuId, now: Ns) -> Ns {
+        match self.phase[v] {
+            Phase::Running => self.progress[v] + now.saturating_sub(self.since[v]),
+            _ => self.progress[v],
+        }
+    }
+
+    /// Skew of `v` at `view.now`: its progress minus its slowest non-halted sibling's (0 if it
+    /// is halted itself).
+    pub fn skew_ns(&self, view: &SchedView, v: VcpuId) -> Ns {
+        if self.phase[v] == Phase::Halted {
+            return 0;
+        }
+        let vm = view.vcpus[v].vm;
+        let mine = self.progress_at(v, view.now);
+        let slowest = view.vms[vm].vcpus.iter().filter(|&&u| self.phase[u] != Phase::Halted).map(|&u| self.progress_at(u, view.now)).min().unwrap_or(mine);
+        mine - slowest
+    }
+
+    pub fn is_co_stopped(&self, v: VcpuId) -> bool {
+        self.phase[v] == Phase::CoStopped
+    }
+
+    fn settle(&mut self, v: VcpuId, now: Ns) {
+        let dt = now.saturating_sub(self.since[v]);
+        match self.phase[v] {
+            Phase::Running => self.progress[v] += dt,
+            Phase::CoStopped => self.co_stopped_ns += dt,
+            _ => {}
+        }
+        self.since[v] = now;
+    }
+
+    fn set_phase(&mut self, v: VcpuId, ph: Phase, now: Ns) {
+        self.settle(v, now);
+        self.phase[v] = ph;
+    }
+
+    /// `v` leads a sibling that is runnable but not running by at least the threshold.
+    fn should_stop(&self, view: &SchedView, v: VcpuId) -> bool {
+        let vm = view.vcpus[v].vm;
+        let pv = self.progress[v];
+        view.vms[vm]
+            .vcpus
+            .iter()
+            .any(|&u| u != v && matches!(self.phase[u], Phase::Waiting | Phase::CoStopped) && pv >= self.progress[u] + self.threshold_ns)
+    }
+
+    /// Apply co-stops and co-starts in `vm` and arm the timer for the next crossing.
+    fn evaluate(&mut self, view: &mut SchedView, vm: VmId) {
+        let now = view.now;
+        let vcpus = view.vms[vm].vcpus.clone();
+        for &v in &vcpus {
+            self.settle(v, now);
+        }
+        for &v in &vcpus {
+            let stop = self.should_stop(view, v);
+            match self.phase[v] {
+                Phase::CoStopped if !stop => {
+                    self.set_phase(v, Phase::Waiting, now);
+                    self.co_starts += 1;
+                    self.inner.wake(view, v);
+                }
+                Phase::Waiting if stop => {
+                    self.inner.sleep(view, v);
+                    self.set_phase(v, Phase::CoStopped, now);
+                    self.co_stops += 1;
+                }
+                Phase::Running if stop && !self.stop_pending[v] => {
+                    self.stop_pending[v] = true;
+                    if let RunState::Running(p) = view.vcpus[v].run {
+                        view.tickle(p);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Next crossing: the leading running vCPU reaches threshold over the slowest waiter.
+        let slowest_waiter = vcpus.iter().filter(|&&u| matches!(self.phase[u], Phase::Waiting | Phase::CoStopped)).map(|&u| self.progress[u]).min();
+        let leader = vcpus.iter().filter(|&&u| self.phase[u] == Phase::Running && !self.stop_pending[u]).map(|&u| self.progress[u]).max();
+        if let (Some(w), Some(l)) = (slowest_waiter, leader) {
+            let at = now + (w + self.threshold_ns).saturating_sub(l);
+            view.arm(SKEW_TIMER_BASE + vm as u64, at);
+        }
+    }
+
+    /// A vCPU leaves the halted state: catch its progress up to the slowest active sibling.
+    fn unhalt(&mut self, view: &SchedView, v: VcpuId) {
+        let vm = view.vcpus[v].vm;
+        let now = view.now;
+        let slowest = view.vms[vm].vcpus.iter().filter(|&&u| u != v && self.phase[u] != Phase::Halted).map(|&u| self.progress_at(u, now)).min();
+        self.set_phase(v, Phase::Waiting, now);
+        if let Some(s) = slowest {
+            self.progress[v] = self.progress[v].max(s);
+        }
+    }
+}
+
+impl HvScheduler for RelaxedCosched {
+    fn name(&self) -> &'static str {
+        "relaxed_cosched"
+    }
+
+    fn init(&mut self, view: &mut SchedView) {
+        self.inner.init(view);
+        let n = view.vcpus.len();
+        self.phase = vec![Phase::Halted; n];
+        self.since = vec![view.now; n];
+        self.progress = vec![0; n];
+        self.stop_pending = vec![false; n];
+    }
+
+    fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.unhalt(view, v);
+        self.inner.wake(view, v);
+        self.evaluate(view, view.vcpus[v].vm);
+    }
+
+    fn sleep(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.inner.sleep(view, v);
+        self.set_phase(v, Phase::Halted, view.now);
+        self.evaluate(view, view.vcpus[v].vm);
+    }
+
+    fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
+        let now = view.now;
+        let mut stopping = false;
+        if let Some(x) = prev {
+            self.settle(x, now);
+            if std::mem::take(&mut self.stop_pending[x]) && prev_runnable {
+                stopping = self.should_stop(view, x);
+            }
+        }
+        let d = if stopping {
+            self.inner.do_schedule(view, p, prev, false, Reason::Block)
+        } else {
+            self.inner.do_schedule(view, p, prev, prev_runnable, why)
+        };
+        let mut touched: Vec<VmId> = Vec::with_capacity(2);
+        if let Some(x) = prev {
+            if d.next != Some(x) {
+                let ph = if stopping {
+                    self.co_stops += 1;
+                    Phase::CoStopped
+                } else if prev_runnable {
+                    Phase::Waiting
+                } else {
+                    Phase::Halted
+                };
+                self.set_phase(x, ph, now);
+            }
+            touched.push(view.vcpus[x].vm);
+        }
+        if let Some(n) = d.next {
+            if Some(n) != prev {
+                self.set_phase(n, Phase::Running, now);
+                self.stop_pending[n] = false;
+            }
+            if !touched.contains(&view.vcpus[n].vm) {
+                touched.push(view.vcpus[n].vm);
+            }
+        }
+        // Re-evaluate once the machine has carried out this decision (a timer at `now`), so
+        // that a co-start placed by CFS sees the pCPUs as they are after the switch.
+        for vm in touched {
+            view.arm(SKEW_TIMER_BASE + vm as u64, now);
+        }
+        d
+    }
+
+    fn timer(&mut self, view: &mut SchedView, id: u64) {
+        if id >= SKEW_TIMER_BASE {
+            self.evaluate(view, (id - SKEW_TIMER_BASE) as VmId);
+        } else {
+            self.inner.timer(view, id);
+        }
+    }
+
+    fn pause_exit(&mut self, view: &mut SchedView, v: VcpuId) -> bool {
+        self.inner.pause_exit(view, v)
+    }
+
+    fn vipi_pending(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.inner.vipi_pending(view, v)
+    }
+
+    fn directed_yield(&mut self, view: &mut SchedView, me: VcpuId, target: VcpuId) -> bool {
+        self.inner.directed_yield(view, me, target)
+    }
+
+    fn ple_grows_by_default(&self) -> bool {
+        self.inner.ple_grows_by_default()
+    }
+
+    fn yield_stats(&self) -> (u64, u64) {
+        self.inner.yield_stats()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("co_stops", self.co_stops), ("co_starts", self.co_starts), ("co_stopped_ns", self.co_stopped_ns)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hv::sched::testkit::Kit;
+    use std::collections::BTreeMap;
+
+    fn relaxed() -> RelaxedCosched {
+        RelaxedCosched::from_params(&mut Params::new(&BTreeMap::new()), true).unwrap()
+    }
+
+    const MS: Ns = NS_PER_MS;
+
+    /// 2 pCPUs. VM 0 = vCPUs 0 and 1, VM 1 = vCPU 2. vCPU 2 runs on pCPU 1, vCPU 0 on pCPU 0;
+    /// vCPU 1 (pinned to pCPU 1, so CFS cannot move it) is woken or left halted.
+    fn setup(wake_sibling: bool) -> (Kit, RelaxedCosched) {
+        let mut k = Kit::new(2, &[2, 1]);
+        k.affinity[1] = Some(vec![1]);
+        k.vcpus[2].last_pcpu = 1;
+        let mut s = relaxed();
+        k.init(&mut s);
+        k.wake(&mut s, 2);
+        k.wake(&mut s, 0);
+        assert_eq!((k.running_on(0), k.running_on(2)), (Some(0), Some(1)));
+        if wake_sibling {
+            k.wake(&mut s, 1);
+            assert_eq!(k.running_on(1), None, "vCPU 1 waits behind vCPU 2");
+        }
+        (k, s)
+    }
+
+    fn skew(k: &mut Kit, s: &RelaxedCosched, v: VcpuId) -> Ns {
+        k.with(|view| s.skew_ns(view, v))
+    }
+
+    #[test]
+    fn skew_grows_while_a_sibling_is_preempted_but_not_while_it_is_halted() {
+        let (mut k, mut s) = setup(true);
+        k.advance(&mut s, 3 * MS);
+        assert_eq!(skew(&mut k, &s, 0), 3 * MS);
+        assert_eq!(skew(&mut k, &s, 1), 0);
+
+        let (mut k, mut s) = setup(false);
+        k.advance(&mut s, 3 * MS);
+        assert_eq!(skew(&mut k, &s, 0), 0, "a halted sibling counts as making progress");
+        // Waking after 3 ms halted, vCPU 1 starts level with vCPU 0, not 3 ms behind.
+        k.wake(&mut s, 1);
+        assert_eq!((skew(&mut k, &s, 0), skew(&mut k, &s, 1)), (0, 0));
+        k.advance(&mut s, 5 * MS);
+        assert_eq!(skew(&mut k, &s, 0), 2 * MS, "from now on it lags while preempted");
+    }
+
+    #[test]
+    fn a_vcpu_leading_a_preempted_sibling_by_the_threshold_is_co_stopped() {
+        let (mut k, mut s) = setup(true);
+        k.advance(&mut s, 4 * MS - 1);
+        assert_eq!(k.running_on(0), Some(0));
+        assert!(!s.is_co_stopped(0));
+        k.advance(&mut s, 4 * MS);
+        assert!(s.is_co_stopped(0), "co-stopped at exactly the 4 ms threshold");
+        assert_eq!(k.running_on(0), None);
+        assert_eq!(k.vcpus[0].run, RunState::Runnable, "co-stopped is runnable, not halted");
+        // The laggard is still preempted, so the leader stays stopped and its skew frozen.
+        k.advance(&mut s, 10 * MS);
+        assert!(s.is_co_stopped(0));
+        assert_eq!(skew(&mut k, &s, 0), 4 * MS);
+        assert_eq!(k.pcpu_cur[0], None, "nothing else may run on pCPU 0");
+    }
+
+    #[test]
+    fn a_co_stopped_vcpu_is_co_started_when_its_laggard_is_scheduled() {
+        let (mut k, mut s) = setup(true);
+        k.advance(&mut s, 10 * MS);
+        assert!(s.is_co_stopped(0));
+        // vCPU 2 halts: the laggard gets pCPU 1, and the leader is co-started beside it.
+        k.halt(&mut s, 2);
+        k.advance(&mut s, 10 * MS);
+        assert_eq!(k.running_on(1), Some(1));
+        assert!(!s.is_co_stopped(0));
+        assert_eq!(k.running_on(0), Some(0));
+        // Running together, the skew stays where it was and nobody is stopped again.
+        k.advance(&mut s, 20 * MS);
+        assert_eq!(skew(&mut k, &s, 0), 4 * MS);
+        assert!(!s.is_co_stopped(0) && k.running_on(0).is_some());
+        let c: BTreeMap<_, _> = s.counters().into_iter().collect();
+        assert_eq!((c["co_stops"], c["co_starts"]), (1, 1));
+    }
+
+    #[test]
+    fn a_halted_laggard_releases_a_co_stopped_leader() {
+        // Idle vCPUs are treated as running: the laggard halting (here: going offline from the
+        // runqueue, `sleep`) ends the co-stop.
+        let (mut k, mut s) = setup(true);
+        k.advance(&mut s, 5 * MS);
+        assert!(s.is_co_stopped(0));
+        k.vcpus[1].run = RunState::Offline;
+        k.with(|view| s.sleep(view, 1));
+        k.advance(&mut s, 5 * MS);
+        assert!(!s.is_co_stopped(0));
+        assert_eq!(k.running_on(0), Some(0));
+    }
+}
