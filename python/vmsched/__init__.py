@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import _core
+from .control import Controller, Pin, SetCap, SetOnlineVcpus, SetWeight, Unpin
 from .errors import InternalError, ScenarioError, SimulationError
 from .results import Results
 from .runner import Simulation, run
@@ -22,6 +23,7 @@ from .scenario import Scenario, catalog, scheduler_names, workload_names
 __all__ = [
     "Scenario", "Results", "Simulation", "run", "catalog", "scheduler_names", "workload_names",
     "ScenarioError", "SimulationError", "InternalError", "scenarios_dir", "example_scenarios", "__version__",
+    "Controller", "SetOnlineVcpus", "Pin", "Unpin", "SetWeight", "SetCap",
 ]
 
 __version__ = _core.__version__

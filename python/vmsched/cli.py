@@ -229,7 +229,7 @@ def cmd_list(a: argparse.Namespace) -> int:
     if a.json:
         print(json.dumps(cat, indent=2))
         return 0
-    for section in ("schedulers", "workloads"):
+    for section in ("schedulers", "controllers", "workloads"):
         print(f"{section}:")
         print(format_table(["name", "description", "source"],
                            [[e["name"], e["description"], e["source"]] for e in cat[section]]))
@@ -319,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("scenarios", nargs="+", metavar="SCENARIO")
     v.set_defaults(func=cmd_validate)
 
-    ls = sub.add_parser("list", help="list schedulers and workloads")
+    ls = sub.add_parser("list", help="list schedulers, controllers and workloads")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
     ls.set_defaults(func=cmd_list)
 

@@ -115,6 +115,12 @@ class Results:
         return self._get("pcpus")
 
     @property
+    def actions(self) -> pd.DataFrame:
+        """Controller actions in the order applied: ``t_ms``, ``by``, ``action`` and the
+        action's fields (``vm``, ``vcpu``, ``count``, ``pcpus``, ``weight``, ``cap_pct``)."""
+        return self._get("actions")
+
+    @property
     def totals(self) -> dict:
         """Host-wide figures (``totals`` of summary.json; empty if absent)."""
         return dict(self.summary.get("totals") or {})

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from typing import Any, Mapping, Union
 
 from . import _core
+from .control import action_dicts, check_controller
 from .results import Results
 from .scenario import PathLike, Scenario, check_scheduler
 
@@ -48,14 +50,22 @@ def run(scenario: Union[Scenario, Mapping[str, Any], PathLike],
         seed: int | None = None,
         check: bool = False,
         progress: bool = False,
-        chunks: int = DEFAULT_CHUNKS) -> Results:
+        chunks: int = DEFAULT_CHUNKS,
+        controller: Any = None) -> Results:
     """Run a scenario (a :class:`Scenario`, a dict or a file path) to its end.
 
     ``scheduler`` and ``seed`` override the scenario's own; ``check=True`` asserts the
     model's invariants after every event (raises :class:`SimulationError` on a violation);
     ``progress=True`` shows a progress bar on stderr for runs longer than a second.
+    ``controller`` is a Python controller (see :mod:`vmsched.control`): its ``step(stats)`` is
+    called every ``controller.interval_ms`` of simulated time and its actions are applied
+    (beside the scenario's own ``[controller]``, if any).
     """
     check_args(scheduler, seed, check, progress)
+    interval_ns = None
+    if controller is not None:
+        interval_ns = max(1, round(check_controller(controller) * 1e6))
+        by = str(getattr(controller, "name", "") or type(controller).__name__)
     if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
         raise ValueError(f"chunks must be a positive integer, got {chunks!r}")
     sc = Scenario.load(scenario)
@@ -89,9 +99,19 @@ def run(scenario: Union[Scenario, Mapping[str, Any], PathLike],
     try:
         target = 0
         shown = 0
+        next_control = interval_ns if interval_ns is not None else horizon + 1
         while not sim.done and target < horizon:
             target = min(target + step, horizon)
             c0 = time.perf_counter()
+            while next_control <= target and not sim.done:
+                sim.run_until(next_control)
+                if sim.done:
+                    break
+                stats = json.loads(sim.stats_json())
+                acts = action_dicts(controller.step(stats), where=f"{by}.step()")
+                if acts:
+                    sim.apply_json(by, json.dumps(acts))
+                next_control += interval_ns
             sim.run_until(target)
             if not fixed and time.perf_counter() - c0 < 0.05:
                 step *= 2

@@ -1,4 +1,4 @@
-//! What `vmsched list` shows: every scheduler and workload with a one-line description and
+//! What `vmsched list` shows: every scheduler, controller and workload with a one-line description and
 //! its source.
 
 use serde::Serialize;
@@ -18,6 +18,10 @@ fn entries(v: Vec<(&str, &str, &str)>) -> Vec<CatalogEntry> {
 
 pub fn schedulers() -> Vec<CatalogEntry> {
     entries(crate::hv::sched::catalog())
+}
+
+pub fn controllers() -> Vec<CatalogEntry> {
+    entries(crate::controllers::catalog())
 }
 
 pub fn workloads() -> Vec<CatalogEntry> {

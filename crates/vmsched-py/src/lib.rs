@@ -103,11 +103,12 @@ fn validate_json(py: Python<'_>, text: &str) -> PyResult<String> {
     echo(py, &sc)
 }
 
-/// The catalogue of schedulers and workloads: `{"schedulers": [...], "workloads": [...]}`.
+/// The catalogue: `{"schedulers": [...], "controllers": [...], "workloads": [...]}`.
 #[pyfunction]
 fn catalog_json() -> PyResult<String> {
     let v = serde_json::json!({
         "schedulers": vmsched_core::catalog::schedulers(),
+        "controllers": vmsched_core::catalog::controllers(),
         "workloads": vmsched_core::catalog::workloads(),
     });
     serde_json::to_string(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
@@ -204,6 +205,32 @@ impl Simulation {
     #[getter]
     fn events(&self) -> u64 {
         self.inner.events_processed()
+    }
+
+    /// What a controller sees now (`controllers::HostStats`), as JSON.
+    fn stats_json(&self, py: Python<'_>) -> PyResult<String> {
+        self.check_poisoned(py)?;
+        let s = catch(|| serde_json::to_string(&self.inner.stats()).expect("stats serialise")).map_err(|m| internal_err(py, m))?;
+        Ok(s)
+    }
+
+    /// Apply a JSON list of actions from controller `by`. An invalid action raises
+    /// `ScenarioError` naming it (`actions[1].pcpus`) and none is applied.
+    fn apply_json(&mut self, py: Python<'_>, by: &str, actions_json: &str) -> PyResult<()> {
+        self.check_poisoned(py)?;
+        let mut de = serde_json::Deserializer::from_str(actions_json);
+        let actions: Vec<vmsched_core::controllers::Action> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let path = if path == "." { "actions".to_string() } else { format!("actions{}", if path.starts_with('[') { path } else { format!(".{path}") }) };
+            scenario_err(py, ScenarioError::new(path, e.into_inner().to_string()))
+        })?;
+        match catch(|| self.inner.apply(by, &actions)) {
+            Ok(r) => r.map_err(|e| scenario_err(py, e)),
+            Err(m) => {
+                self.poisoned = Some(m.clone());
+                Err(internal_err(py, m))
+            }
+        }
     }
 
     /// The results so far, as the pretty JSON of `docs/results.md` (byte-stable).

@@ -104,15 +104,15 @@ pub enum Action {
 pub const MAX_WEIGHT: u32 = 65535;
 
 impl Action {
-    /// Check an action against the host it is meant for; errors name the field.
-    pub fn validate(&self, host: &HostStats) -> Result<(), String> {
+    /// Check an action against the host it is meant for; an error is (field, reason).
+    pub fn validate(&self, host: &HostStats) -> Result<(), (&'static str, String)> {
         let vm_of = |vm: usize| {
-            host.vms.get(vm).ok_or_else(|| format!("vm: no VM {vm} (the host has {} VMs)", host.vms.len()))
+            host.vms.get(vm).ok_or_else(|| ("vm", format!("no VM {vm} (the host has {} VMs)", host.vms.len())))
         };
-        let vcpu_of = |vm: usize, vcpu: u32| -> Result<(), String> {
+        let vcpu_of = |vm: usize, vcpu: u32| -> Result<(), (&'static str, String)> {
             let n = vm_of(vm)?.vcpus.len();
             if vcpu as usize >= n {
-                return Err(format!("vcpu: VM {vm} has {n} vCPUs, got {vcpu}"));
+                return Err(("vcpu", format!("VM {vm} has {n} vCPUs, got {vcpu}")));
             }
             Ok(())
         };
@@ -120,29 +120,29 @@ impl Action {
             Action::SetOnlineVcpus { vm, count } => {
                 let n = vm_of(*vm)?.vcpus.len() as u32;
                 if *count == 0 || *count > n {
-                    return Err(format!("count: must be between 1 and the VM's {n} vCPUs, got {count}"));
+                    return Err(("count", format!("must be between 1 and the VM's {n} vCPUs, got {count}")));
                 }
             }
             Action::Pin { vm, vcpu, pcpus } => {
                 vcpu_of(*vm, *vcpu)?;
                 if pcpus.is_empty() {
-                    return Err("pcpus: must name at least one pCPU (use unpin to allow all)".into());
+                    return Err(("pcpus", "must name at least one pCPU (use unpin to allow all)".into()));
                 }
                 if let Some(p) = pcpus.iter().find(|&&p| p >= host.pcpus.len()) {
-                    return Err(format!("pcpus: no pCPU {p} (the host has {})", host.pcpus.len()));
+                    return Err(("pcpus", format!("no pCPU {p} (the host has {})", host.pcpus.len())));
                 }
             }
             Action::Unpin { vm, vcpu } => vcpu_of(*vm, *vcpu)?,
             Action::SetWeight { vm, weight } => {
                 vm_of(*vm)?;
                 if *weight == 0 || *weight > MAX_WEIGHT {
-                    return Err(format!("weight: must be between 1 and {MAX_WEIGHT}, got {weight}"));
+                    return Err(("weight", format!("must be between 1 and {MAX_WEIGHT}, got {weight}")));
                 }
             }
             Action::SetCap { vm, cap_pct } => {
                 let n = vm_of(*vm)?.vcpus.len() as u32;
                 if *cap_pct > 100 * n {
-                    return Err(format!("cap_pct: must be ≤ {} (100 per vCPU; 0 = no cap), got {cap_pct}", 100 * n));
+                    return Err(("cap_pct", format!("must be ≤ {} (100 per vCPU; 0 = no cap), got {cap_pct}", 100 * n)));
                 }
             }
         }
@@ -253,7 +253,8 @@ mod tests {
         ];
         for (a, field) in bad {
             let e = a.validate(&h).unwrap_err();
-            assert!(e.starts_with(field), "{a:?}: {e}");
+            assert_eq!(format!("{}:", e.0), field, "{a:?}: {e:?}");
+            assert!(!e.1.is_empty());
         }
         assert!(Action::Pin { vm: 0, vcpu: 1, pcpus: vec![3] }.validate(&h).is_ok());
         assert!(Action::SetCap { vm: 0, cap_pct: 200 }.validate(&h).is_ok());

@@ -276,11 +276,7 @@ impl World {
                     self.pcpus[p].context_switches += 1;
                     self.dispatch(n, p);
                 }
-                None => {
-                    if self.pcpus[p].idle_since.is_none() {
-                        self.pcpus[p].idle_since = Some(self.q.now());
-                    }
-                }
+                None => self.pcpu_idle_start(p),
             }
         }
         let pc = &mut self.pcpus[p];
@@ -319,7 +315,6 @@ impl World {
         vc.preempted_in_kernel = runnable && kernel;
         self.pcpus[p].cur = None;
         self.pcpu_cur[p] = None;
-        self.idle_wait.set_idle(p, true, self.q.now());
         let new = if !self.vcpus[v].online {
             RunState::Offline
         } else if runnable {
@@ -333,9 +328,7 @@ impl World {
     fn dispatch(&mut self, v: VcpuId, p: PcpuId) {
         let now = self.q.now();
         debug_assert!(self.pcpus[p].cur.is_none());
-        if let Some(since) = self.pcpus[p].idle_since.take() {
-            self.pcpus[p].idle_ns += now - since;
-        }
+        self.pcpu_idle_end(p);
         let last = self.vcpus[v].last_pcpu;
         let foreign = self.pcpus[last].busy_ns.saturating_sub(self.vcpus[v].left_busy_ns);
         let ws = self.vcpus[v].cur.map_or(0, |t| self.threads[t].ws_kib);
@@ -343,7 +336,6 @@ impl World {
         let refill = refill_ns(&self.topo, &self.costs, last, p, ws, warmth);
         self.pcpus[p].cur = Some(v);
         self.pcpu_cur[p] = Some(v);
-        self.idle_wait.set_idle(p, false, now);
         if last != p {
             self.vcpus[v].migrations += 1;
             self.pcpus[p].migrations_in += 1;
@@ -372,6 +364,24 @@ impl World {
         self.pv_resume(v);
         self.resume_spinner(v);
         self.arm_exec(v);
+    }
+
+    /// The pCPU has nothing to run from now on (idle time and idle-while-waiting start).
+    pub(crate) fn pcpu_idle_start(&mut self, p: PcpuId) {
+        if self.pcpus[p].idle_since.is_none() {
+            let now = self.q.now();
+            self.pcpus[p].idle_since = Some(now);
+            self.idle_wait.set_idle(p, true, now);
+        }
+    }
+
+    /// The pCPU starts running something (a vCPU, or tasklets in the idle vCPU's context).
+    pub(crate) fn pcpu_idle_end(&mut self, p: PcpuId) {
+        let now = self.q.now();
+        if let Some(since) = self.pcpus[p].idle_since.take() {
+            self.pcpus[p].idle_ns += now - since;
+            self.idle_wait.set_idle(p, false, now);
+        }
     }
 
     /// Wake a halted vCPU in the hypervisor.

@@ -120,11 +120,8 @@ impl World {
     /// The pCPU (without a vCPU) starts running its queued tasklets; the first ends at `at`.
     fn start_tasklets(&mut self, p: PcpuId, at: Ns) {
         let now = self.now();
-        let pc = &mut self.pcpus[p];
-        if let Some(since) = pc.idle_since.take() {
-            pc.idle_ns += now - since;
-        }
-        pc.tasklet.busy_since = Some(now);
+        self.pcpu_idle_end(p);
+        self.pcpus[p].tasklet.busy_since = Some(now);
         self.q.arm(&mut self.pcpus[p].tasklet.timer, at, Ev::TaskletDone(p));
     }
 
@@ -155,7 +152,8 @@ impl World {
         let pc = &mut self.pcpus[p];
         let since = pc.tasklet.busy_since.take().expect("tasklets were running");
         pc.hv_ns += now - since;
-        pc.idle_since = Some(now);
+        self.pcpu_idle_start(p);
+        let pc = &mut self.pcpus[p];
         // do_tasklet raises SCHEDULE_SOFTIRQ when the list is empty (idle-vCPU tasklets); a
         // softirq tasklet on an idle pCPU reschedules only if someone asked meanwhile.
         let resched = std::mem::take(&mut pc.resched_pending);

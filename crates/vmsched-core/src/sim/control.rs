@@ -239,7 +239,8 @@ mod tests {
         let e = m
             .apply("test", &[Action::SetWeight { vm: 0, weight: 512 }, Action::Pin { vm: 0, vcpu: 0, pcpus: vec![12] }])
             .unwrap_err();
-        assert!(e.starts_with("actions[1].pcpus:"), "{e}");
+        assert_eq!(e.path, "actions[1].pcpus");
+        assert!(e.reason.contains("no pCPU 12"), "{e}");
         assert_eq!(m.stats().vms[0].weight, 256, "nothing applied");
     }
 }

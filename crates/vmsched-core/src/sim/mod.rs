@@ -354,7 +354,7 @@ impl Simulation {
             let name = c.name().to_string();
             self.next_control = at + c.interval_ns().max(1);
             self.controller = Some(c);
-            self.apply_checked(&name, &actions, &stats).map_err(|m| SimError { at_ns: at, message: format!("controller `{name}`: {m}") })?;
+            self.apply_checked(&name, &actions, &stats).map_err(|e| SimError { at_ns: at, message: format!("controller `{name}` asked for an invalid action: {e}") })?;
         }
         self.run_events_until(t)
     }
@@ -365,19 +365,16 @@ impl Simulation {
     }
 
     /// Apply actions from an outside controller (`by` names it in the results). All actions
-    /// are checked first; if one is invalid none is applied and the error names it.
-    pub fn apply(&mut self, by: &str, actions: &[Action]) -> Result<(), String> {
+    /// are checked first; if one is invalid none is applied and the error names it
+    /// (`actions[1].pcpus: ...`).
+    pub fn apply(&mut self, by: &str, actions: &[Action]) -> Result<(), ScenarioError> {
         let stats = self.w.host_stats();
-        self.apply_checked(by, actions, &stats)?;
-        if self.check {
-            self.w.check().map_err(|m| format!("invariant violated after actions: {m}"))?;
-        }
-        Ok(())
+        self.apply_checked(by, actions, &stats)
     }
 
-    fn apply_checked(&mut self, by: &str, actions: &[Action], stats: &HostStats) -> Result<(), String> {
+    fn apply_checked(&mut self, by: &str, actions: &[Action], stats: &HostStats) -> Result<(), ScenarioError> {
         for (i, a) in actions.iter().enumerate() {
-            a.validate(stats).map_err(|e| format!("actions[{i}].{e}"))?;
+            a.validate(stats).map_err(|(field, reason)| ScenarioError::new(format!("actions[{i}].{field}"), reason))?;
         }
         let t_ms = self.w.now() as f64 / NS_PER_MS as f64;
         for a in actions {
