@@ -71,6 +71,7 @@ impl World {
                 self.threads[t].vcpu = v;
                 self.threads[t].slice_used_ns = 0;
                 self.vcpus[v].cur = Some(t);
+                self.ac_switch_in(v, t);
                 self.resume_spinner(v);
                 self.arm_exec(v);
             }
@@ -196,6 +197,7 @@ impl World {
             match instr {
                 Instr::Compute { us, mem_fraction } => {
                     let ns = draw(&mut th.rng, &us);
+                    th.ac.note_compute(ns, mem_fraction);
                     self.vms[th.vm].ops += 1;
                     return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction, then: AfterCompute::Next });
                 }
@@ -247,6 +249,7 @@ impl World {
                 }
                 Instr::Io { us } => {
                     let ns = draw(&mut self.vms[th.vm].io_rng, &us);
+                    th.ac.note_io();
                     self.charge_exit(v, ExitReason::Io);
                     let at = self.now() + ns;
                     self.q.push(at, Ev::IoComplete(t));

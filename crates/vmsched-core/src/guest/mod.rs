@@ -1,6 +1,7 @@
 //! Guest kernels: one per VM (`kernel`), the program language of guest threads (`program`),
 //! and the built-in workloads (`workloads`).
 
+pub mod affinity;
 pub mod kernel;
 pub mod paravirt;
 pub mod program;

@@ -36,6 +36,7 @@ impl World {
             preempted: vc.preempted,
             preempted_in_kernel: vc.preempted_in_kernel,
             spinning: vc.cur.map_or(false, |t| self.threads[t].act.kernel_spin()),
+            ac_pct: vc.ac_pct,
         }
     }
 

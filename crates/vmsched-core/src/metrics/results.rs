@@ -58,6 +58,8 @@ pub struct VcpuResult {
     pub migrations: u64,
     pub dispatches: u64,
     pub ple_exits: u64,
+    /// Time spent re-fetching the working set after migrations and evictions.
+    pub cache_refill_ns: Ns,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -83,6 +85,8 @@ pub struct Totals {
     pub sched_calls_per_pcpu_s: f64,
     pub hv_fraction: f64,
     pub idle_fraction: f64,
+    /// Policy-specific event counts (e.g. `dp_pins`); empty for most policies.
+    pub scheduler_counters: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -168,6 +172,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             migrations: vc.migrations,
             dispatches: vc.dispatches,
             ple_exits: vc.exits[ExitReason::Ple.index()],
+            cache_refill_ns: vc.t.cache_refill,
         })
         .collect();
     let pcpus: Vec<PcpuResult> = w
@@ -197,6 +202,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         sched_calls_per_pcpu_s: sum(&|p| p.sched_calls_per_s) / n_p,
         hv_fraction: sum(&|p| p.hv_ns as f64) / (n_p * now.max(1) as f64),
         idle_fraction: sum(&|p| p.idle_ns as f64) / (n_p * now.max(1) as f64),
+        scheduler_counters: w.sched.as_ref().map_or_else(Vec::new, |s| s.counters()).into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
     };
     Results {
         schema_version: SCHEMA_VERSION,

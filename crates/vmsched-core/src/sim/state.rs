@@ -106,6 +106,8 @@ pub struct Vcpu {
     pub exits: [u64; 6],
     pub lhp: u64,
     pub lwp: u64,
+    /// Affinity coefficient of the task last switched in (DP-Scheduling PI slot, seed 003 §3.3).
+    pub ac_pct: u8,
 }
 
 impl Vcpu {
@@ -142,6 +144,7 @@ impl Vcpu {
             exits: [0; 6],
             lhp: 0,
             lwp: 0,
+            ac_pct: crate::guest::affinity::AC_INITIAL_PCT as u8,
         }
     }
     pub fn count_exit(&mut self, r: ExitReason) {
@@ -226,6 +229,8 @@ pub struct Thread {
     /// Duration drawn for the critical section awaiting its lock.
     pub pending_ns: Ns,
     pub forks: u64,
+    /// Affinity coefficient and its statistics (seed 003 §3, `guest::affinity`).
+    pub ac: crate::guest::affinity::TaskAffinity,
 }
 
 /// Where a new guest thread starts and what it runs.
@@ -264,6 +269,7 @@ impl Thread {
             lock_req_at: 0,
             pending_ns: 0,
             forks: 0,
+            ac: Default::default(),
         }
     }
 
