@@ -84,6 +84,19 @@ impl World {
     /// Guest context switch: vCPU `v` starts running task `t`. Fold `t`'s statistics and
     /// publish its AC in the vCPU's PI slot (seed 003 §3.3).
     pub(crate) fn ac_switch_in(&mut self, v: VcpuId, t: ThreadId) {
+        self.ac_publish(v, t);
+    }
+
+    /// The hypervisor deschedules `v`: its API reads the PI of the task still current there
+    /// (seed 003 §3.3, "every time the API is called, PI is refreshed"), so a task that never
+    /// leaves its vCPU is assessed too.
+    pub(crate) fn ac_refresh(&mut self, v: VcpuId) {
+        if let Some(t) = self.vcpus[v].cur {
+            self.ac_publish(v, t);
+        }
+    }
+
+    fn ac_publish(&mut self, v: VcpuId, t: ThreadId) {
         let th = &mut self.threads[t];
         let hard = th.affinity.as_ref().map_or(false, |m| m.iter().filter(|&&b| b).count() == 1);
         let ac = th.ac.fold(hard);

@@ -116,6 +116,22 @@ impl World {
                 self.threads[t].act = Activity::LockGranted { lock, left: self.costs.lock_handoff_ns, since };
             }
         }
+        if let Activity::MutexSpin { mutex, .. } = self.threads[t].act {
+            self.mutex_take_if_free(t, mutex);
+        }
+    }
+
+    /// A mutex spinner that was descheduled when the mutex was released finds it free.
+    fn mutex_take_if_free(&mut self, t: ThreadId, m: usize) -> bool {
+        let mx = &mut self.vms[self.threads[t].vm].mutexes[m];
+        if mx.holder.is_some() {
+            return false;
+        }
+        mx.holder = Some(t);
+        mx.spinners.retain(|&s| s != t);
+        let cs = self.threads[t].pending_ns as f64;
+        self.threads[t].act = Activity::Compute { left: cs, mem_fraction: 0.0, then: AfterCompute::ReleaseMutex(m) };
+        true
     }
 
     /// Thread `t` leaves its vCPU to wait; the vCPU picks something else.
@@ -288,6 +304,10 @@ impl World {
                     }
                 }
                 Instr::Jump { to } => th.pc = to,
+                Instr::Mark { mark } => {
+                    let vm = th.vm;
+                    self.vms[vm].marks[mark].record(self.q.now());
+                }
                 Instr::Exit => return self.thread_exit(t),
             }
         }
@@ -442,6 +462,9 @@ impl World {
     }
 
     pub(crate) fn mutex_spin_timeout(&mut self, t: ThreadId, m: usize) {
+        if self.mutex_take_if_free(t, m) {
+            return self.arm_exec(self.threads[t].vcpu);
+        }
         let vm = self.threads[t].vm;
         let mx = &mut self.vms[vm].mutexes[m];
         mx.spinners.retain(|&s| s != t);

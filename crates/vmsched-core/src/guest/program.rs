@@ -31,6 +31,7 @@ pub enum Instr {
     /// Skip to `end` unless this is the n-th pass (counter slot).
     Every { slot: usize, n: u64, end: usize },
     Jump { to: usize },
+    Mark { mark: usize },
     Exit,
 }
 
@@ -48,6 +49,7 @@ pub struct Names {
     pub barriers: BTreeMap<String, (usize, u32)>,
     pub queues: BTreeMap<String, (usize, u32)>,
     pub conds: BTreeMap<String, usize>,
+    pub marks: BTreeMap<String, usize>,
 }
 
 fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
@@ -131,6 +133,10 @@ impl<'a> Compiler<'a> {
                     self.emit(body, p);
                     let end = p.code.len();
                     p.code[at] = Instr::Every { slot, n: *n, end };
+                }
+                OpSpec::Mark { mark } => {
+                    let m = intern(&mut self.names.marks, mark);
+                    p.code.push(Instr::Mark { mark: m })
                 }
                 OpSpec::Forever { body } => {
                     let at = p.code.len();

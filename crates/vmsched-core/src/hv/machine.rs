@@ -306,6 +306,7 @@ impl World {
                 }
             }
         }
+        self.ac_refresh(v);
         let busy = self.pcpus[p].busy_ns;
         let vc = &mut self.vcpus[v];
         vc.left_busy_ns = busy;

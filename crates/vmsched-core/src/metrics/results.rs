@@ -46,6 +46,19 @@ pub struct VmResult {
     pub relative_lag: f64,
     pub lock_wait: HistSummary,
     pub vipi_latency: HistSummary,
+    /// Passes through `mark` ops, by mark name.
+    pub marks: BTreeMap<String, MarkSummary>,
+    /// Figures of the benchmark workloads (`stream`, `epcc`, `imb`) that finished, by
+    /// workload tag `w<j>` (j = index in the VM's `workloads`).
+    pub bench: BTreeMap<String, BTreeMap<String, f64>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MarkSummary {
+    pub count: u64,
+    pub first_ns: Ns,
+    pub last_ns: Ns,
+    pub mean_ns: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -153,6 +166,20 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             relative_lag: 0.0,
             lock_wait: vm.lock_wait.summary(),
             vipi_latency: vm.vipi_latency.summary(),
+            marks: vm
+                .marks
+                .iter()
+                .map(|m| (m.name.clone(), MarkSummary { count: m.count, first_ns: m.first_ns, last_ns: m.last_ns, mean_ns: m.mean_ns() }))
+                .collect(),
+            bench: sc.vms[i]
+                .workloads
+                .iter()
+                .enumerate()
+                .filter_map(|(j, wl)| {
+                    let tag = format!("w{j}");
+                    crate::guest::workloads::metrics(sc.vms[i].vcpus, wl, &tag, &vm.marks).map(|m| (tag, m))
+                })
+                .collect(),
         });
     }
     let ideal = gps_shares(n_p, &demand, &weight);

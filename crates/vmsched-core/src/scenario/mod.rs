@@ -428,6 +428,8 @@ pub enum OpSpec {
     Every { n: u64, body: Vec<OpSpec> },
     /// Loop forever.
     Forever { body: Vec<OpSpec> },
+    /// Record the time the thread passes here (results `vms[].marks`); takes no time.
+    Mark { mark: String },
 }
 
 fn default_capacity() -> u32 {
@@ -469,6 +471,8 @@ pub enum WorkloadSpec {
     Rambench(crate::guest::workloads::RambenchParams),
     Kbuild(crate::guest::workloads::KbuildParams),
     Stream(crate::guest::workloads::StreamParams),
+    Epcc(crate::guest::workloads::EpccParams),
+    Imb(crate::guest::workloads::ImbParams),
     Custom {
         groups: Vec<ThreadGroupSpec>,
     },
@@ -484,6 +488,8 @@ impl WorkloadSpec {
             WorkloadSpec::Rambench(_) => "rambench",
             WorkloadSpec::Kbuild(_) => "kbuild",
             WorkloadSpec::Stream(_) => "stream",
+            WorkloadSpec::Epcc(_) => "epcc",
+            WorkloadSpec::Imb(_) => "imb",
             WorkloadSpec::Custom { .. } => "custom",
         }
     }

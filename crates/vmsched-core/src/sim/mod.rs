@@ -100,7 +100,7 @@ pub struct Simulation {
     finalized: bool,
 }
 
-fn expand(vm_vcpus: u32, w: &WorkloadSpec, tag: &str) -> Vec<ThreadGroupSpec> {
+fn expand(vm_vcpus: u32, w: &WorkloadSpec, tag: &str, mem: &workloads::MemoryModel) -> Vec<ThreadGroupSpec> {
     match w {
         WorkloadSpec::Hog { threads } => workloads::hog(vm_vcpus, *threads),
         WorkloadSpec::Parallel(p) => workloads::parallel(vm_vcpus, p, tag),
@@ -108,7 +108,9 @@ fn expand(vm_vcpus: u32, w: &WorkloadSpec, tag: &str) -> Vec<ThreadGroupSpec> {
         WorkloadSpec::Hackbench(p) => workloads::hackbench(p, tag),
         WorkloadSpec::Rambench(p) => workloads::rambench(p),
         WorkloadSpec::Kbuild(p) => workloads::kbuild(vm_vcpus, p),
-        WorkloadSpec::Stream(p) => workloads::stream(vm_vcpus, p, tag),
+        WorkloadSpec::Stream(p) => workloads::stream(vm_vcpus, p, tag, mem),
+        WorkloadSpec::Epcc(p) => workloads::epcc(vm_vcpus, p, tag),
+        WorkloadSpec::Imb(p) => workloads::imb(vm_vcpus, p, tag),
         WorkloadSpec::Custom { groups } => groups.clone(),
     }
 }
@@ -184,7 +186,7 @@ impl Simulation {
             let mut finite = true;
             for (j, wl) in vs.workloads.iter().enumerate() {
                 let tag = format!("w{j}");
-                for g in expand(vs.vcpus, wl, &tag) {
+                for g in expand(vs.vcpus, wl, &tag, &workloads::MemoryModel::new(&w.topo, &w.costs)) {
                     finite &= !runs_forever(&g.program);
                     groups_all.push((j, g));
                 }
@@ -218,6 +220,7 @@ impl Simulation {
                 vipi_latency: Histogram::default(),
                 balance_timer: Timer::default(),
                 ops: 0,
+                marks: Vec::new(),
             };
             let mut placed = 0u32;
             for (gi, (j, g)) in groups_all.iter().enumerate() {
@@ -283,6 +286,10 @@ impl Simulation {
             queues.sort();
             vm.queues = queues.into_iter().map(|(_, capacity)| QueueObj { capacity, ..Default::default() }).collect();
             vm.conds = (0..names.conds.len()).map(|_| CondObj::default()).collect();
+            vm.marks = vec![Default::default(); names.marks.len()];
+            for (name, &m) in &names.marks {
+                vm.marks[m].name = name.clone();
+            }
             if !vm.finite && sc.duration_ms.is_none() {
                 to_completion = false;
             }

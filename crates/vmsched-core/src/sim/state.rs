@@ -354,4 +354,6 @@ pub struct Vm {
     pub vipi_latency: Histogram,
     pub balance_timer: Timer,
     pub ops: u64,
+    /// Passes through `mark` ops, indexed as interned by the program compiler.
+    pub marks: Vec<crate::metrics::MarkStat>,
 }

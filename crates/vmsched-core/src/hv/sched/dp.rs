@@ -196,36 +196,45 @@ impl Dp {
     /// The pseudo-code of seed 003 §4.4 over all vCPUs. `prev` (running on the pCPU being
     /// scheduled) counts as IDLE when it is not runnable any more.
     fn pass(&mut self, view: &mut SchedView, prev: Option<VcpuId>, prev_runnable: bool) {
-        let threshold = self.threshold_pct;
         for v in 0..view.vcpus.len() {
-            if self.base[v].is_some() {
-                continue;
-            }
             let f = view.vcpus[v];
             let idle = matches!(f.run, RunState::Blocked | RunState::Offline) || (prev == Some(v) && !prev_runnable);
-            let over_or_idle = idle || self.credit.pri(v) <= Pri::Over;
-            let high = f.ac_pct >= threshold;
-            if self.pin[v].is_some() {
-                if over_or_idle {
-                    self.unpin(v);
-                    self.stats.unpins_over_idle += 1;
-                } else if !high {
-                    self.unpin(v);
-                    self.stats.unpins_low_ac += 1;
-                }
-            } else if high && !over_or_idle {
-                let q = self.select_peer(view, v);
-                self.set_pin(view, v, q);
-                if self.n_pinned >= view.n_pcpus() {
-                    // set_migrateable_by_ac: the lowest AC goes, the newcomer first on a tie.
-                    let out = (0..view.vcpus.len())
-                        .filter(|&u| self.pin[u].is_some())
-                        .min_by_key(|&u| (view.vcpus[u].ac_pct, u != v, u))
-                        .expect("pinned vCPUs exist");
-                    self.unpin(out);
-                    self.stats.unpins_bound += 1;
+            self.apply_rules(view, v, idle);
+        }
+    }
+
+    /// The rules for one vCPU; `idle`: it has nothing to run (credit's IDLE, §2.2).
+    fn apply_rules(&mut self, view: &mut SchedView, v: VcpuId, idle: bool) {
+        if self.base[v].is_some() {
+            return;
+        }
+        let ac = view.vcpus[v].ac_pct;
+        let over_or_idle = idle || self.credit.pri(v) <= Pri::Over;
+        let high = ac >= self.threshold_pct;
+        if self.pin[v].is_some() {
+            if over_or_idle {
+                self.unpin(v);
+                self.stats.unpins_over_idle += 1;
+            } else if !high {
+                self.unpin(v);
+                self.stats.unpins_low_ac += 1;
+            }
+        } else if high && !over_or_idle {
+            if self.n_pinned + 1 >= view.n_pcpus() {
+                // set_migrateable_by_ac: pinning v would make |CPU| pinned, so the lowest AC
+                // goes, v itself on a tie (then v is simply not pinned, §4.3).
+                let out = (0..view.vcpus.len())
+                    .filter(|&u| self.pin[u].is_some())
+                    .min_by_key(|&u| (view.vcpus[u].ac_pct, u))
+                    .filter(|&u| view.vcpus[u].ac_pct < ac);
+                self.stats.unpins_bound += 1;
+                match out {
+                    Some(u) => self.unpin(u),
+                    None => return,
                 }
             }
+            let q = self.select_peer(view, v);
+            self.set_pin(view, v, q);
         }
     }
 }
@@ -249,7 +258,11 @@ impl HvScheduler for Dp {
         self.credit.init(&mut iv);
     }
 
+    /// A woken vCPU goes back to BOOST (or stays OVER): the rules run for it before credit
+    /// places it, so a high-AC vCPU is pinned where its cache is (§4.4, after rule f: "pinned
+    /// again ... when they get back to UNDER or BOOST").
     fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.apply_rules(view, v, false);
         let mut iv = Self::inner(view, &self.eff);
         self.credit.wake(&mut iv, v);
     }
