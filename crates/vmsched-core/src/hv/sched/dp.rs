@@ -324,3 +324,217 @@ impl HvScheduler for Dp {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::Topology;
+    use crate::hv::sched::{SchedRequest, VcpuFacts, VmFacts};
+    use std::collections::BTreeMap;
+
+    /// A host of `n` pCPUs (one socket) and `nv` vCPUs of one VM, all halted, under `dp`.
+    struct Rig {
+        topo: Topology,
+        facts: Vec<VcpuFacts>,
+        vms: Vec<VmFacts>,
+        aff: Vec<Option<Vec<PcpuId>>>,
+        cur: Vec<Option<VcpuId>>,
+        req: Vec<SchedRequest>,
+        now: Ns,
+        dp: Dp,
+    }
+
+    macro_rules! view {
+        ($r:expr) => {
+            &mut SchedView {
+                now: $r.now,
+                topo: &$r.topo,
+                vcpus: &$r.facts,
+                vms: &$r.vms,
+                affinity: &$r.aff,
+                pcpu_cur: &$r.cur,
+                requests: &mut $r.req,
+            }
+        };
+    }
+
+    impl Rig {
+        fn new(n: u32, nv: usize, cap_pct: u32) -> Rig {
+            let facts = (0..nv)
+                .map(|i| VcpuFacts {
+                    vm: 0,
+                    idx: i as u32,
+                    run: RunState::Blocked,
+                    last_pcpu: 0,
+                    preempted: false,
+                    preempted_in_kernel: false,
+                    spinning: false,
+                    ac_pct: 50,
+                })
+                .collect();
+            let mut r = Rig {
+                topo: Topology::new(1, n, None, None, 2.5),
+                facts,
+                vms: vec![VmFacts { weight: 256, cap_pct, vcpus: (0..nv).collect() }],
+                aff: vec![None; nv],
+                cur: vec![None; n as usize],
+                req: Vec::new(),
+                now: 0,
+                dp: Dp::from_params(&mut Params::new(&BTreeMap::new())).unwrap(),
+            };
+            r.dp.init(view!(r));
+            r
+        }
+        /// `v` wakes with this AC, having last run on `last`.
+        fn wake(&mut self, v: VcpuId, last: PcpuId, ac: u8) {
+            self.facts[v].run = RunState::Runnable;
+            self.facts[v].last_pcpu = last;
+            self.facts[v].ac_pct = ac;
+            self.dp.wake(view!(self), v);
+        }
+        /// Schedule pCPU `p` (its current vCPU, if any, stays runnable unless `block`).
+        fn schedule(&mut self, p: PcpuId, block: bool) -> Option<VcpuId> {
+            let prev = self.cur[p];
+            let why = if block { Reason::Block } else { Reason::Timer };
+            let d = self.dp.do_schedule(view!(self), p, prev, prev.is_some() && !block, why);
+            if let Some(v) = prev.filter(|&v| d.next != Some(v)) {
+                self.facts[v].run = if block { RunState::Blocked } else { RunState::Runnable };
+                self.facts[v].last_pcpu = p;
+            }
+            if let Some(v) = d.next {
+                self.facts[v].run = RunState::Running(p);
+            }
+            self.cur[p] = d.next;
+            d.next
+        }
+        fn pinned(&self) -> Vec<Option<PcpuId>> {
+            (0..self.facts.len()).map(|v| self.dp.pinned_to(v)).collect()
+        }
+    }
+
+    #[test]
+    fn a_high_ac_vcpu_is_pinned_where_it_is_and_a_low_ac_one_is_not() {
+        let mut r = Rig::new(4, 4, 0);
+        r.wake(0, 2, 80);
+        r.wake(1, 3, 74);
+        assert_eq!(r.dp.pinned_to(0), Some(2), "rule (c): the local pCPU when nothing is better");
+        assert_eq!(r.dp.pinned_to(1), None, "AC 74 is below the threshold 75");
+        r.wake(2, 1, 75);
+        assert_eq!(r.dp.pinned_to(2), Some(1), "AC 75 reaches the threshold");
+    }
+
+    #[test]
+    fn rule_a_pins_to_a_pcpu_without_a_pinned_vcpu() {
+        let mut r = Rig::new(4, 4, 0);
+        r.wake(0, 0, 90);
+        r.wake(1, 0, 90);
+        assert_eq!(r.dp.pinned_to(0), Some(0));
+        let q = r.dp.pinned_to(1).expect("pinned");
+        assert_ne!(q, 0, "pCPU 0 already holds a pinned vCPU");
+        assert_eq!(r.dp.credit.queued_on(1), Some(q), "queued where it is pinned");
+    }
+
+    #[test]
+    fn rule_b_pins_to_the_least_loaded_pcpu() {
+        let mut r = Rig::new(4, 8, 0);
+        // vCPUs 4..7 keep pCPUs 0..2 busy for a whole load window; pCPU 3 idles.
+        for p in 0..3 {
+            r.wake(4 + p, p, 50);
+            assert_eq!(r.schedule(p, false), Some(4 + p));
+        }
+        r.now = 30 * NS_PER_MS;
+        r.dp.timer(view!(r), LOAD_TIMER);
+        assert_eq!(r.dp.load_pct, vec![100.0, 100.0, 100.0, 0.0]);
+        r.wake(0, 1, 90);
+        assert_eq!(r.dp.pinned_to(0), Some(3), "pCPU 3 was idle, pCPU 1 fully busy");
+        assert_eq!(r.dp.stats().moves, 0, "placed there directly by credit's wake");
+        assert_eq!(r.dp.credit.queued_on(0), Some(3));
+    }
+
+    #[test]
+    fn rule_d_unpins_below_the_threshold_without_moving() {
+        let mut r = Rig::new(4, 4, 0);
+        r.wake(0, 2, 90);
+        assert_eq!(r.dp.pinned_to(0), Some(2));
+        r.facts[0].ac_pct = 60;
+        r.schedule(1, false);
+        assert_eq!(r.dp.pinned_to(0), None);
+        assert_eq!(r.dp.stats().unpins_low_ac, 1);
+        assert_eq!(r.dp.credit.queued_on(0), Some(2), "an unpinned vCPU is not migrated actively");
+        assert_eq!(r.dp.eff[0], None, "its own affinity (all pCPUs) is back");
+    }
+
+    #[test]
+    fn rule_e_keeps_at_most_cpus_minus_one_pinned_dropping_the_lowest_ac() {
+        let mut r = Rig::new(4, 6, 0);
+        r.wake(0, 0, 80);
+        r.wake(1, 1, 90);
+        r.wake(2, 2, 85);
+        assert_eq!(r.dp.n_pinned(), 3);
+        r.wake(3, 3, 95);
+        assert_eq!(r.dp.n_pinned(), 3, "never |CPU| = 4 pinned");
+        assert_eq!(r.pinned()[..4], [None, Some(1), Some(2), Some(3)], "AC 80 made way for AC 95");
+        r.wake(4, 0, 85);
+        assert_eq!(r.dp.pinned_to(4), None, "AC 85 does not beat the lowest pinned AC (85)");
+        assert_eq!(r.dp.n_pinned(), 3);
+        // The bound holds over scheduling passes too.
+        for p in 0..4 {
+            r.schedule(p, false);
+            assert!(r.dp.n_pinned() <= 3);
+        }
+    }
+
+    #[test]
+    fn rule_f_unpins_a_vcpu_that_goes_idle() {
+        let mut r = Rig::new(4, 4, 0);
+        r.wake(0, 1, 90);
+        assert_eq!(r.schedule(1, false), Some(0));
+        assert_eq!(r.dp.pinned_to(0), Some(1), "still pinned while it runs");
+        assert_eq!(r.schedule(1, true), None, "it halts");
+        assert_eq!(r.dp.pinned_to(0), None);
+        assert_eq!(r.dp.stats().unpins_over_idle, 1);
+        r.wake(0, 1, 90);
+        assert_eq!(r.dp.pinned_to(0), Some(1), "pinned again once BOOST");
+    }
+
+    #[test]
+    fn rule_f_unpins_a_vcpu_that_goes_over_and_does_not_pin_it_while_over() {
+        // A 10 % cap: after 30 ms of running, accounting leaves vCPU 0 OVER.
+        let mut r = Rig::new(2, 2, 10);
+        r.wake(0, 0, 90);
+        assert_eq!(r.schedule(0, false), Some(0));
+        assert_eq!(r.dp.pinned_to(0), Some(0));
+        for t in 1..=3 {
+            r.now = t * 10 * NS_PER_MS;
+            r.dp.timer(view!(r), 0);
+        }
+        r.dp.timer(view!(r), u64::MAX);
+        assert_eq!(r.dp.credit.pri(0), Pri::Over);
+        r.schedule(1, false);
+        assert_eq!(r.dp.pinned_to(0), None, "OVER: unpinned");
+        assert_eq!(r.dp.stats().unpins_over_idle, 1);
+        r.schedule(1, false);
+        assert_eq!(r.dp.pinned_to(0), None, "not pinned again while OVER");
+    }
+
+    #[test]
+    fn scenario_pinned_vcpus_are_left_alone() {
+        let mut r = Rig::new(4, 2, 0);
+        r.aff[0] = Some(vec![3]);
+        r.dp.init(view!(r));
+        r.wake(0, 3, 100);
+        assert_eq!(r.dp.pinned_to(0), None);
+        assert_eq!(r.dp.n_pinned(), 0);
+    }
+
+    #[test]
+    fn unknown_and_out_of_range_parameters_name_the_field() {
+        let mut m = BTreeMap::new();
+        m.insert("threshold_pct".to_string(), toml::Value::Integer(150));
+        let e = crate::hv::sched::build("dp", &m, None).err().unwrap();
+        assert_eq!(e.path, "hypervisor.params.threshold_pct");
+        let mut m = BTreeMap::new();
+        m.insert("tslice_ms".to_string(), toml::Value::Integer(10));
+        assert!(crate::hv::sched::build("dp", &m, None).is_ok(), "credit's own parameters pass through");
+    }
+}
