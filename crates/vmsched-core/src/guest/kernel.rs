@@ -71,6 +71,7 @@ impl World {
                 self.threads[t].vcpu = v;
                 self.threads[t].slice_used_ns = 0;
                 self.vcpus[v].cur = Some(t);
+                self.ac_switch_in(v, t);
                 self.resume_spinner(v);
                 self.arm_exec(v);
             }
@@ -115,6 +116,22 @@ impl World {
                 self.threads[t].act = Activity::LockGranted { lock, left: self.costs.lock_handoff_ns, since };
             }
         }
+        if let Activity::MutexSpin { mutex, .. } = self.threads[t].act {
+            self.mutex_take_if_free(t, mutex);
+        }
+    }
+
+    /// A mutex spinner that was descheduled when the mutex was released finds it free.
+    fn mutex_take_if_free(&mut self, t: ThreadId, m: usize) -> bool {
+        let mx = &mut self.vms[self.threads[t].vm].mutexes[m];
+        if mx.holder.is_some() {
+            return false;
+        }
+        mx.holder = Some(t);
+        mx.spinners.retain(|&s| s != t);
+        let cs = self.threads[t].pending_ns as f64;
+        self.threads[t].act = Activity::Compute { left: cs, mem_fraction: 0.0, then: AfterCompute::ReleaseMutex(m) };
+        true
     }
 
     /// Thread `t` leaves its vCPU to wait; the vCPU picks something else.
@@ -196,6 +213,7 @@ impl World {
             match instr {
                 Instr::Compute { us, mem_fraction } => {
                     let ns = draw(&mut th.rng, &us);
+                    th.ac.note_compute(ns, mem_fraction);
                     self.vms[th.vm].ops += 1;
                     return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction, then: AfterCompute::Next });
                 }
@@ -247,6 +265,7 @@ impl World {
                 }
                 Instr::Io { us } => {
                     let ns = draw(&mut self.vms[th.vm].io_rng, &us);
+                    th.ac.note_io();
                     // A pass-through device (SR-IOV VF) is driven by MMIO writes the guest
                     // makes directly: no exit to a device model.
                     if !self.vms[th.vm].passthrough {
@@ -295,6 +314,10 @@ impl World {
                 }
                 Instr::Respond => self.request_respond(t),
                 Instr::Jump { to } => th.pc = to,
+                Instr::Mark { mark } => {
+                    let vm = th.vm;
+                    self.vms[vm].marks[mark].record(self.q.now());
+                }
                 Instr::Exit => return self.thread_exit(t),
             }
         }
@@ -449,6 +472,9 @@ impl World {
     }
 
     pub(crate) fn mutex_spin_timeout(&mut self, t: ThreadId, m: usize) {
+        if self.mutex_take_if_free(t, m) {
+            return self.arm_exec(self.threads[t].vcpu);
+        }
         let vm = self.threads[t].vm;
         let mx = &mut self.vms[vm].mutexes[m];
         mx.spinners.retain(|&s| s != t);

@@ -2,6 +2,7 @@
 //! and the built-in workloads (`workloads`).
 
 pub mod hotplug;
+pub mod affinity;
 pub mod kernel;
 pub mod paravirt;
 pub mod program;

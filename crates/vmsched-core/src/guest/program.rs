@@ -33,6 +33,7 @@ pub enum Instr {
     /// Skip to `end` unless this is the n-th pass (counter slot).
     Every { slot: usize, n: u64, end: usize },
     Jump { to: usize },
+    Mark { mark: usize },
     Exit,
 }
 
@@ -51,6 +52,7 @@ pub struct Names {
     pub queues: BTreeMap<String, (usize, u32)>,
     pub conds: BTreeMap<String, usize>,
     pub ports: BTreeMap<String, usize>,
+    pub marks: BTreeMap<String, usize>,
 }
 
 fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
@@ -140,6 +142,10 @@ impl<'a> Compiler<'a> {
                     p.code.push(Instr::Accept { port: q })
                 }
                 OpSpec::Respond => p.code.push(Instr::Respond),
+                OpSpec::Mark { mark } => {
+                    let m = intern(&mut self.names.marks, mark);
+                    p.code.push(Instr::Mark { mark: m })
+                }
                 OpSpec::Forever { body } => {
                     let at = p.code.len();
                     self.emit(body, p);

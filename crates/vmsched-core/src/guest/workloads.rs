@@ -9,15 +9,41 @@
 //! | `hackbench` | groups of senders and receivers over pipes | seed 004 §7.2; Linux `hackbench` |
 //! | `rambench` | traverse a shuffled linked list / sequential array, memory-bound | seed 004 §7.2 |
 //! | `kbuild` | `make -jN`: many short-lived compiler processes | seed 004 §7.2 |
-//! | `stream` | STREAM-like array kernels with a barrier per iteration | seed 003 §5 |
+//! | `stream` | STREAM-like array kernels, optionally with a barrier per iteration; bandwidth per thread | seed 003 §2.3, §5; McCalpin STREAM |
+//! | `epcc` | EPCC OpenMP syncbench: barrier, reduction or critical loops against a serial reference; overhead per construct | seed 003 §5; EPCC syncbench.c; libgomp team.c, bar.c |
+//! | `imb` | Intel MPI Benchmarks Sendrecv / Exchange between single-threaded ranks over sockets; MB/s | seed 003 §5; IMB user guide; MPICH2 ch3:sock |
 //! | `server` | a SPECvirt_sc2010 tile member (web, mail, app, db, infra, idle) serving open-loop requests | seed 001 §2.3, §3 |
+//!
+//! The benchmark workloads (`stream`, `epcc`, `imb`) time themselves with `mark` ops and
+//! `metrics` turns the marks into the benchmark's own figure (results `vms[].bench`).
 //!
 //! Default amounts of work are illustrative until calibrated (see `docs/calibration.md` once
 //! the reproductions exist); the shape of each program follows its source.
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
+use crate::metrics::MarkStat;
 use crate::scenario::{DurationUs, OpSpec, ThreadGroupSpec};
+
+/// What the host's memory system means for a workload's compute time.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryModel {
+    /// A core's share of the socket's LLC (`u32::MAX` without `host.costs.llc_kib`).
+    pub llc_share_kib: u32,
+    /// Streaming from memory: `host.costs.cache_refill_ns_per_mib / 1024`.
+    pub mem_ns_per_kib: f64,
+}
+
+impl MemoryModel {
+    pub fn new(topo: &crate::host::Topology, costs: &crate::host::CostParams) -> Self {
+        MemoryModel {
+            llc_share_kib: crate::host::cached_kib(topo, costs, u32::MAX),
+            mem_ns_per_kib: costs.cache_refill_ns_per_mib as f64 / 1024.0,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -191,7 +217,98 @@ pub struct StreamParams {
     pub ns_per_kib: f64,
     #[serde(default = "d_stream_spin")]
     pub barrier_spin_us: f64,
+    /// A barrier over all threads after each iteration (false: threads run unsynchronised,
+    /// as in the seed's runs).
+    #[serde(default = "d_true")]
+    pub barrier: bool,
 }
+fn d_true() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EpccConstruct {
+    Barrier,
+    Reduction,
+    Critical,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpccParams {
+    /// OpenMP threads (default: one per vCPU).
+    #[serde(default)]
+    pub threads: Option<u32>,
+    pub construct: EpccConstruct,
+    /// Constructs timed (EPCC `innerreps`); `critical` splits them over the threads.
+    #[serde(default = "d_innerreps")]
+    pub innerreps: u64,
+    /// Work inside each construct (EPCC `delaytime`, default 0.1 µs in syncbench).
+    #[serde(default = "d_delay_us")]
+    pub delay_us: f64,
+    /// Spin before sleeping in a barrier or lock (libgomp `GOMP_SPINCOUNT` 300 000 spins,
+    /// taken as about 1 ns each).
+    #[serde(default = "d_gomp_spin")]
+    pub spin_us: f64,
+    /// The reduction's combine step (one atomic update under the team lock). Estimate.
+    #[serde(default = "d_combine_us")]
+    pub combine_us: f64,
+}
+fn d_innerreps() -> u64 {
+    1000
+}
+fn d_delay_us() -> f64 {
+    0.1
+}
+fn d_gomp_spin() -> f64 {
+    300.0
+}
+fn d_combine_us() -> f64 {
+    0.05
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImbPattern {
+    Sendrecv,
+    Exchange,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImbParams {
+    /// MPI ranks, one single-threaded process each (default: one per vCPU).
+    #[serde(default)]
+    pub ranks: Option<u32>,
+    pub pattern: ImbPattern,
+    #[serde(default = "d_msg_bytes")]
+    pub msg_bytes: u64,
+    /// Timed repetitions.
+    #[serde(default = "d_imb_reps")]
+    pub reps: u64,
+    /// Fixed cost of one send or receive through the socket channel (two system calls and the
+    /// loopback stack), split evenly between sender and receiver. Estimate.
+    #[serde(default = "d_per_msg_us")]
+    pub per_msg_us: f64,
+    /// Copy cost per KiB on each side (about 4 GB/s memcpy). Estimate.
+    #[serde(default = "d_copy_ns_per_kib")]
+    pub copy_ns_per_kib: f64,
+}
+fn d_msg_bytes() -> u64 {
+    1024
+}
+fn d_imb_reps() -> u64 {
+    1000
+}
+fn d_per_msg_us() -> f64 {
+    10.0
+}
+fn d_copy_ns_per_kib() -> f64 {
+    250.0
+}
+/// Messages a receiver's channel buffers before a sender blocks (eager sends). Estimate.
+const IMB_INBOX_MSGS: u32 = 4;
 fn d_array_kib() -> u32 {
     4096
 }
@@ -464,23 +581,190 @@ impl KbuildParams {
     }
 }
 
-pub fn stream(vcpus: u32, p: &StreamParams, tag: &str) -> Vec<ThreadGroupSpec> {
-    let threads = p.threads.unwrap_or(vcpus).max(1);
-    let per_thread_kib = (3 * p.array_kib as u64 / threads as u64).max(1) as u32;
-    let us = per_thread_kib as f64 * p.ns_per_kib / 1000.0;
+fn mark(tag: &str, name: &str) -> OpSpec {
+    OpSpec::Mark { mark: format!("{tag}.{name}") }
+}
+
+fn stream_threads(vcpus: u32, p: &StreamParams) -> u32 {
+    p.threads.unwrap_or(vcpus).max(1)
+}
+
+/// Each thread's slice of the three arrays, KiB.
+fn stream_per_thread_kib(vcpus: u32, p: &StreamParams) -> u32 {
+    (3 * p.array_kib as u64 / stream_threads(vcpus, p) as u64).max(1).min(u32::MAX as u64) as u32
+}
+
+/// One pass over a thread's slice: the part its core's LLC share holds at `ns_per_kib`, the
+/// rest at memory speed.
+pub fn stream(vcpus: u32, p: &StreamParams, tag: &str, mem: &MemoryModel) -> Vec<ThreadGroupSpec> {
+    let threads = stream_threads(vcpus, p);
+    let per_thread_kib = stream_per_thread_kib(vcpus, p);
+    let cached = per_thread_kib.min(mem.llc_share_kib);
+    let us = (cached as f64 * p.ns_per_kib + (per_thread_kib - cached) as f64 * mem.mem_ns_per_kib) / 1000.0;
+    let mut body = vec![compute(DurationUs::fixed(us), 1.0)];
+    if p.barrier {
+        body.push(OpSpec::Barrier { barrier: format!("{tag}.barrier"), parties: threads, spin_us: p.barrier_spin_us });
+    }
     vec![ThreadGroupSpec {
         threads,
-        program: vec![OpSpec::Loop {
-            count: p.iterations,
-            body: vec![
-                compute(DurationUs::fixed(us), 1.0),
-                OpSpec::Barrier { barrier: format!("{tag}.barrier"), parties: threads, spin_us: p.barrier_spin_us },
-            ],
-        }],
+        program: vec![mark(tag, "start"), OpSpec::Loop { count: p.iterations, body }, mark(tag, "end")],
         affinity: None,
         bind: false,
         working_set_kib: Some(per_thread_kib),
     }]
+}
+
+fn epcc_threads(vcpus: u32, p: &EpccParams) -> u32 {
+    p.threads.unwrap_or(vcpus).max(1)
+}
+
+/// Constructs each thread executes, and in all.
+fn epcc_constructs(vcpus: u32, p: &EpccParams) -> (u64, u64) {
+    let threads = epcc_threads(vcpus, p) as u64;
+    match p.construct {
+        EpccConstruct::Critical => {
+            let per = (p.innerreps / threads).max(1);
+            (per, per * threads)
+        }
+        _ => (p.innerreps, p.innerreps),
+    }
+}
+
+/// Thread 0 (the master) first times the serial reference (`refer`: innerreps × delay) while
+/// the team waits; then all threads time the construct loop (syncbench `testbar`, `testred`,
+/// `testcrit`). A parallel region (reduction) costs two team barriers in libgomp: the dock the
+/// team waits in for the next region (`gomp_team_start`/`gomp_thread_start`, threads_dock) and
+/// the join (`gomp_team_end`).
+pub fn epcc(vcpus: u32, p: &EpccParams, tag: &str) -> Vec<ThreadGroupSpec> {
+    let threads = epcc_threads(vcpus, p);
+    let (per_thread, _) = epcc_constructs(vcpus, p);
+    let delay = || compute(DurationUs::fixed(p.delay_us), 0.0);
+    let bar = |name: &str| OpSpec::Barrier { barrier: format!("{tag}.{name}"), parties: threads, spin_us: p.spin_us };
+    let body = match p.construct {
+        EpccConstruct::Barrier => vec![delay(), bar("bar")],
+        EpccConstruct::Reduction => vec![
+            bar("dock"),
+            delay(),
+            OpSpec::Mutex { mutex: format!("{tag}.reduction"), cs_us: DurationUs::fixed(p.combine_us), spin_us: p.spin_us },
+            bar("join"),
+        ],
+        EpccConstruct::Critical => {
+            vec![OpSpec::Mutex { mutex: format!("{tag}.critical"), cs_us: DurationUs::fixed(p.delay_us), spin_us: p.spin_us }]
+        }
+    };
+    let test = vec![mark(tag, "test_start"), OpSpec::Loop { count: per_thread, body }, mark(tag, "test_end")];
+    let mut master = vec![
+        mark(tag, "ref_start"),
+        OpSpec::Loop { count: p.innerreps, body: vec![delay()] },
+        mark(tag, "ref_end"),
+        bar("go"),
+    ];
+    master.extend(test.iter().cloned());
+    let group = |threads: u32, program: Vec<OpSpec>| ThreadGroupSpec {
+        threads,
+        program,
+        affinity: None,
+        bind: false,
+        working_set_kib: Some(64),
+    };
+    let mut groups = vec![group(1, master)];
+    if threads > 1 {
+        let mut worker = vec![bar("go")];
+        worker.extend(test);
+        groups.push(group(threads - 1, worker));
+    }
+    // The master and its team share one address space.
+    groups
+}
+
+fn imb_ranks(vcpus: u32, p: &ImbParams) -> u32 {
+    p.ranks.unwrap_or(vcpus).max(2)
+}
+
+/// Rank i sends to i+1 and receives from i-1 (`sendrecv`), or sends to both neighbours and
+/// receives from both (`exchange`), in a ring. Each send and each receive costs half the fixed
+/// per-message cost plus one copy of the message.
+pub fn imb(vcpus: u32, p: &ImbParams, tag: &str) -> Vec<ThreadGroupSpec> {
+    let ranks = imb_ranks(vcpus, p);
+    let kib = p.msg_bytes as f64 / 1024.0;
+    let copy_us = kib * p.copy_ns_per_kib / 1000.0;
+    let side_us = p.per_msg_us / 2.0 + copy_us;
+    let mem = if side_us > 0.0 { copy_us / side_us } else { 0.0 };
+    let inbox = |r: u32| format!("{tag}.inbox{r}");
+    let send = |to: u32| vec![compute(DurationUs::fixed(side_us), mem), OpSpec::Put { queue: inbox(to), capacity: IMB_INBOX_MSGS }];
+    let ws_kib = ((2 * p.msg_bytes).div_ceil(1024)).clamp(4, u32::MAX as u64) as u32;
+    (0..ranks)
+        .map(|r| {
+            let right = (r + 1) % ranks;
+            let left = (r + ranks - 1) % ranks;
+            let recv = vec![OpSpec::Get { queue: inbox(r), capacity: IMB_INBOX_MSGS }, compute(DurationUs::fixed(side_us), mem)];
+            let mut body = send(right);
+            if p.pattern == ImbPattern::Exchange {
+                body.extend(send(left));
+                body.extend(recv.iter().cloned());
+            }
+            body.extend(recv);
+            ThreadGroupSpec {
+                threads: 1,
+                program: vec![mark(tag, "start"), OpSpec::Loop { count: p.reps, body }, mark(tag, "end")],
+                affinity: None,
+                bind: false,
+                working_set_kib: Some(ws_kib),
+            }
+        })
+        .collect()
+}
+
+/// The benchmark figures of a finished benchmark workload, from its marks (`None` for other
+/// kinds, or if the benchmark did not finish).
+pub fn metrics(vcpus: u32, w: &crate::scenario::WorkloadSpec, tag: &str, marks: &[MarkStat]) -> Option<BTreeMap<String, f64>> {
+    use crate::scenario::WorkloadSpec;
+    let get = |name: &str| marks.iter().find(|m| m.name == format!("{tag}.{name}"));
+    let mut out = BTreeMap::new();
+    match w {
+        WorkloadSpec::Stream(p) => {
+            let threads = stream_threads(vcpus, p) as u64;
+            let (start, end) = (get("start")?, get("end")?);
+            if end.count < threads {
+                return None;
+            }
+            let bytes = (p.iterations * stream_per_thread_kib(vcpus, p) as u64 * 1024) as f64;
+            let per_thread_s = (end.mean_ns() - start.mean_ns()) / 1e9;
+            let all_s = (end.last_ns - start.first_ns) as f64 / 1e9;
+            out.insert("bytes_per_thread".into(), bytes);
+            out.insert("elapsed_ns".into(), (end.last_ns - start.first_ns) as f64);
+            out.insert("bandwidth_bytes_per_s_per_thread".into(), bytes / per_thread_s.max(1e-12));
+            out.insert("bandwidth_bytes_per_s".into(), bytes * threads as f64 / all_s.max(1e-12));
+        }
+        WorkloadSpec::Epcc(p) => {
+            let threads = epcc_threads(vcpus, p) as u64;
+            let (rs, re, ts, te) = (get("ref_start")?, get("ref_end")?, get("test_start")?, get("test_end")?);
+            if te.count < threads || re.count < 1 {
+                return None;
+            }
+            let (_, constructs) = epcc_constructs(vcpus, p);
+            let ref_ns = (re.last_ns - rs.first_ns) as f64;
+            let test_ns = (te.last_ns - ts.first_ns) as f64;
+            out.insert("constructs".into(), constructs as f64);
+            out.insert("ref_ns".into(), ref_ns);
+            out.insert("test_ns".into(), test_ns);
+            out.insert("overhead_ns_per_construct".into(), test_ns / constructs as f64 - ref_ns / p.innerreps as f64);
+        }
+        WorkloadSpec::Imb(p) => {
+            let ranks = imb_ranks(vcpus, p) as u64;
+            let (start, end) = (get("start")?, get("end")?);
+            if end.count < ranks {
+                return None;
+            }
+            // IMB: Sendrecv moves 2 messages per rank and repetition, Exchange 4; MB = 2^20 B.
+            let factor = if p.pattern == ImbPattern::Exchange { 4.0 } else { 2.0 };
+            let t_ns = (end.last_ns - start.first_ns) as f64 / p.reps as f64;
+            out.insert("time_per_rep_ns".into(), t_ns);
+            out.insert("throughput_mib_per_s".into(), factor * p.msg_bytes as f64 / (t_ns.max(1e-3) / 1e9) / (1u64 << 20) as f64);
+        }
+        _ => return None,
+    }
+    Some(out)
 }
 
 /// Catalogue for `vmsched list`: (name, description, source).
@@ -492,8 +776,10 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
         ("hackbench", "sender/receiver groups over pipes, optional guest affinity", "seed 004 §7.2; Linux hackbench"),
         ("rambench", "memory-bound list/array traversal, NUMA-sensitive", "seed 004 §7.2"),
         ("kbuild", "make -jN: many short-lived compiler processes", "seed 004 §7.2"),
-        ("stream", "STREAM-like array kernels with a barrier per iteration", "seed 003 §5; McCalpin STREAM"),
         ("server", "SPECvirt-like server VM (web, mail, app, db, infra, idle): open-loop Poisson requests, interrupt-driven I/O, response times", "seed 001 §2.3, §3"),
+        ("stream", "STREAM-like array kernels (LLC-aware pass time), optional barrier per iteration; bandwidth per thread", "seed 003 §2.3, §5; McCalpin STREAM"),
+        ("epcc", "EPCC OpenMP syncbench: barrier / reduction / critical loops vs a serial reference; overhead per construct", "seed 003 §5; EPCC syncbench.c; libgomp team.c"),
+        ("imb", "IMB Sendrecv / Exchange in a ring of single-threaded ranks over sockets; throughput MB/s", "seed 003 §5; Intel MPI Benchmarks user guide"),
         ("custom", "thread groups with programs in the op language", "docs/scenarios.md"),
     ]
 }

@@ -60,6 +60,11 @@ pub struct CostParams {
     pub cross_socket_refill_factor: f64,
     /// Slowdown of memory-bound work per unit of (SLIT distance / 10 - 1).
     pub numa_slowdown_per_distance: f64,
+    /// Size of each socket's last-level cache; a vCPU keeps at most its core's share
+    /// (`llc_kib / cores_per_socket`) warm, so only that much is refilled after a move. 0 = no
+    /// limit (any working set fits). Seed 003 §5.1 (Xeon 5405: two 6 MB L2 per quad-core
+    /// package) gives 12288 per socket.
+    pub llc_kib: u32,
 }
 
 impl Default for CostParams {
@@ -83,6 +88,7 @@ impl Default for CostParams {
             same_socket_warmth: 0.6,
             cross_socket_refill_factor: 1.3,
             numa_slowdown_per_distance: 1.0,
+            llc_kib: 0,
         }
     }
 }
@@ -184,9 +190,18 @@ pub fn cache_warmth(topo: &Topology, costs: &CostParams, from: usize, to: usize,
     }
 }
 
-/// Time to refill the cold part of a working set of `ws_kib` KiB.
+/// The part of a working set a core's share of the LLC holds (all of it without `llc_kib`).
+pub fn cached_kib(topo: &Topology, costs: &CostParams, ws_kib: u32) -> u32 {
+    if costs.llc_kib == 0 {
+        ws_kib
+    } else {
+        ws_kib.min(costs.llc_kib / topo.cores_per_socket.max(1))
+    }
+}
+
+/// Time to refill the cold part of a working set of `ws_kib` KiB (only what the cache holds).
 pub fn refill_ns(topo: &Topology, costs: &CostParams, from: usize, to: usize, ws_kib: u32, warmth: f64) -> Ns {
-    let mib = ws_kib as f64 / 1024.0;
+    let mib = cached_kib(topo, costs, ws_kib) as f64 / 1024.0;
     let mut t = mib * (1.0 - warmth) * costs.cache_refill_ns_per_mib as f64;
     if topo.socket_of(from) != topo.socket_of(to) {
         t *= costs.cross_socket_refill_factor;
@@ -207,6 +222,16 @@ mod tests {
         assert!(cache_warmth(&topo, &c, 1, 2, 0) < 1.0);
         assert_eq!(cache_warmth(&topo, &c, 1, 5, 0), 0.0);
         assert!(refill_ns(&topo, &c, 1, 5, 1024, 0.0) > refill_ns(&topo, &c, 1, 2, 1024, 0.0));
+    }
+
+    #[test]
+    fn only_the_cores_share_of_the_llc_is_refilled() {
+        let topo = Topology::new(2, 4, None, None, 2.5);
+        let unbounded = CostParams::default();
+        let llc = CostParams { llc_kib: 4096, ..CostParams::default() };
+        assert_eq!(refill_ns(&topo, &llc, 1, 2, 512, 0.0), refill_ns(&topo, &unbounded, 1, 2, 512, 0.0));
+        assert_eq!(refill_ns(&topo, &llc, 1, 2, 8192, 0.0), refill_ns(&topo, &unbounded, 1, 2, 1024, 0.0));
+        assert_eq!(cached_kib(&topo, &llc, 8192), 1024);
     }
 
     #[test]

@@ -36,6 +36,7 @@ impl World {
             preempted: vc.preempted,
             preempted_in_kernel: vc.preempted_in_kernel,
             spinning: vc.cur.map_or(false, |t| self.threads[t].act.kernel_spin()),
+            ac_pct: vc.ac_pct,
         }
     }
 
@@ -305,6 +306,7 @@ impl World {
                 }
             }
         }
+        self.ac_refresh(v);
         let busy = self.pcpus[p].busy_ns;
         let vc = &mut self.vcpus[v];
         vc.left_busy_ns = busy;

@@ -49,6 +49,34 @@ impl TimeBuckets {
     }
 }
 
+/// Passes of guest threads through one `mark` op name of a VM.
+#[derive(Debug, Clone, Default)]
+pub struct MarkStat {
+    pub name: String,
+    pub count: u64,
+    pub first_ns: Ns,
+    pub last_ns: Ns,
+    pub sum_ns: u128,
+}
+
+impl MarkStat {
+    pub fn record(&mut self, now: Ns) {
+        if self.count == 0 {
+            self.first_ns = now;
+        }
+        self.count += 1;
+        self.last_ns = now;
+        self.sum_ns += now as u128;
+    }
+    pub fn mean_ns(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.count as f64
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Histogram {
     counts: Vec<u64>,

@@ -48,6 +48,11 @@ pub struct VmResult {
     pub vipi_latency: HistSummary,
     /// Client requests of `server` workloads finished by the VM (all zero without them).
     pub requests: RequestSummary,
+    /// Passes through `mark` ops, by mark name.
+    pub marks: BTreeMap<String, MarkSummary>,
+    /// Figures of the benchmark workloads (`stream`, `epcc`, `imb`) that finished, by
+    /// workload tag `w<j>` (j = index in the VM's `workloads`).
+    pub bench: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -56,6 +61,14 @@ pub struct RequestSummary {
     pub mean_ms: f64,
     pub p50_ms: f64,
     pub p99_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MarkSummary {
+    pub count: u64,
+    pub first_ns: Ns,
+    pub last_ns: Ns,
+    pub mean_ns: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -68,6 +81,8 @@ pub struct VcpuResult {
     pub migrations: u64,
     pub dispatches: u64,
     pub ple_exits: u64,
+    /// Time spent re-fetching the working set after migrations and evictions.
+    pub cache_refill_ns: Ns,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -175,6 +190,20 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
                 let (count, mean_ms, p50_ms, p99_ms) = crate::guest::requests::summary(&vm.requests.response_ns);
                 RequestSummary { count, mean_ms, p50_ms, p99_ms }
             },
+            marks: vm
+                .marks
+                .iter()
+                .map(|m| (m.name.clone(), MarkSummary { count: m.count, first_ns: m.first_ns, last_ns: m.last_ns, mean_ns: m.mean_ns() }))
+                .collect(),
+            bench: sc.vms[i]
+                .workloads
+                .iter()
+                .enumerate()
+                .filter_map(|(j, wl)| {
+                    let tag = format!("w{j}");
+                    crate::guest::workloads::metrics(sc.vms[i].vcpus, wl, &tag, &vm.marks).map(|m| (tag, m))
+                })
+                .collect(),
         });
     }
     let ideal = gps_shares(n_p, &demand, &weight);
@@ -194,6 +223,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             migrations: vc.migrations,
             dispatches: vc.dispatches,
             ple_exits: vc.exits[ExitReason::Ple.index()],
+            cache_refill_ns: vc.t.cache_refill,
         })
         .collect();
     let pcpus: Vec<PcpuResult> = w

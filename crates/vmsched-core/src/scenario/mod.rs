@@ -517,6 +517,8 @@ pub enum OpSpec {
     Accept { port: String },
     /// Finish the request taken by the last `accept`: its response time is recorded.
     Respond,
+    /// Record the time the thread passes here (results `vms[].marks`); takes no time.
+    Mark { mark: String },
 }
 
 fn default_capacity() -> u32 {
@@ -559,6 +561,8 @@ pub enum WorkloadSpec {
     Kbuild(crate::guest::workloads::KbuildParams),
     Stream(crate::guest::workloads::StreamParams),
     Server(crate::guest::workloads::ServerParams),
+    Epcc(crate::guest::workloads::EpccParams),
+    Imb(crate::guest::workloads::ImbParams),
     Custom {
         groups: Vec<ThreadGroupSpec>,
     },
@@ -575,6 +579,8 @@ impl WorkloadSpec {
             WorkloadSpec::Kbuild(_) => "kbuild",
             WorkloadSpec::Stream(_) => "stream",
             WorkloadSpec::Server(_) => "server",
+            WorkloadSpec::Epcc(_) => "epcc",
+            WorkloadSpec::Imb(_) => "imb",
             WorkloadSpec::Custom { .. } => "custom",
         }
     }

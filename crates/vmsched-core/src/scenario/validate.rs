@@ -635,7 +635,9 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             }
             check_count(&format!("{wp}.iterations"), st.iterations, "iterations")?;
             check_us(&format!("{wp}.barrier_spin_us"), st.barrier_spin_us)?;
-            objs.builtin_barrier(format!("{wp}.threads"), format!("{tag}.barrier"), n.min(u32::MAX as u64) as u32)?;
+            if st.barrier {
+                objs.builtin_barrier(format!("{wp}.threads"), format!("{tag}.barrier"), n.min(u32::MAX as u64) as u32)?;
+            }
             check_finite(&format!("{wp}.ns_per_kib"), st.ns_per_kib)?;
             if st.ns_per_kib < 0.0 || st.ns_per_kib > 1e9 {
                 return err(format!("{wp}.ns_per_kib"), format!("must be between 0 and 1e9 ns, got {}", st.ns_per_kib));
@@ -660,6 +662,39 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             }
             objs.fed_ports.insert(format!("{tag}.requests"));
             Ok((n, Some(format!("{wp} runs forever (kind `server` serves requests until the end)"))))
+        }
+        WorkloadSpec::Epcc(ep) => {
+            let n = opt_threads(format!("{wp}.threads"), ep.threads, vcpus)?;
+            check_count(&format!("{wp}.innerreps"), ep.innerreps, "constructs timed")?;
+            check_us(&format!("{wp}.delay_us"), ep.delay_us)?;
+            check_us(&format!("{wp}.spin_us"), ep.spin_us)?;
+            check_us(&format!("{wp}.combine_us"), ep.combine_us)?;
+            let parties = n.min(u32::MAX as u64) as u32;
+            let used: &[&str] = match ep.construct {
+                crate::guest::workloads::EpccConstruct::Barrier => &["go", "bar"],
+                crate::guest::workloads::EpccConstruct::Reduction => &["go", "dock", "join"],
+                crate::guest::workloads::EpccConstruct::Critical => &["go"],
+            };
+            for b in used {
+                objs.builtin_barrier(format!("{wp}.threads"), format!("{tag}.{b}"), parties)?;
+            }
+            Ok((n, None))
+        }
+        WorkloadSpec::Imb(im) => {
+            let n = opt_threads(format!("{wp}.ranks"), im.ranks, vcpus)?;
+            if n < 2 {
+                return err(format!("{wp}.ranks"), format!("must be ≥ 2 (ranks exchange messages in a ring), got {n}"));
+            }
+            check_count(&format!("{wp}.reps"), im.reps, "timed repetitions")?;
+            if im.msg_bytes == 0 || im.msg_bytes > 1 << 30 {
+                return err(format!("{wp}.msg_bytes"), format!("must lie in 1 ..= 1073741824 bytes, got {}", im.msg_bytes));
+            }
+            check_us(&format!("{wp}.per_msg_us"), im.per_msg_us)?;
+            check_finite(&format!("{wp}.copy_ns_per_kib"), im.copy_ns_per_kib)?;
+            if im.copy_ns_per_kib < 0.0 || im.copy_ns_per_kib > 1e9 {
+                return err(format!("{wp}.copy_ns_per_kib"), format!("must be between 0 and 1e9 ns, got {}", im.copy_ns_per_kib));
+            }
+            Ok((n, None))
         }
         WorkloadSpec::Custom { groups } => {
             if groups.is_empty() {
@@ -909,6 +944,8 @@ fn check_op(p: &str, op: &OpSpec, cx: &mut OpCtx, objs: &mut Objects) -> Res {
         OpSpec::Respond => Ok(()),
         OpSpec::Shootdown { local_us } => check_us(&format!("{p}.local_us"), *local_us),
         OpSpec::CallAll => Ok(()),
+        OpSpec::Mark { mark } if mark.is_empty() => err(format!("{p}.mark"), "must be a non-empty name"),
+        OpSpec::Mark { .. } => Ok(()),
         OpSpec::Io { us } | OpSpec::Sleep { us } => check_dist(&format!("{p}.us"), us),
         OpSpec::Fork { body, .. } => {
             cx.fork_depth += 1;
@@ -946,6 +983,7 @@ fn check_op(p: &str, op: &OpSpec, cx: &mut OpCtx, objs: &mut Objects) -> Res {
 fn takes_no_time(ops: &[OpSpec]) -> bool {
     ops.iter().all(|op| match op {
         OpSpec::Compute { us, .. } | OpSpec::Io { us } | OpSpec::Sleep { us } => dist_is_zero(us),
+        OpSpec::Mark { .. } => true,
         OpSpec::Lock { cs_us, .. } => dist_is_zero(cs_us),
         OpSpec::Mutex { cs_us, .. } => dist_is_zero(cs_us),
         OpSpec::Fork { body, .. } | OpSpec::Loop { body, .. } | OpSpec::Every { body, .. } | OpSpec::Forever { body } => {

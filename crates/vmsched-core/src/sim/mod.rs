@@ -114,7 +114,7 @@ pub struct Simulation {
     next_control: Ns,
 }
 
-fn expand(vm_vcpus: u32, w: &WorkloadSpec, tag: &str) -> Vec<ThreadGroupSpec> {
+fn expand(vm_vcpus: u32, w: &WorkloadSpec, tag: &str, mem: &workloads::MemoryModel) -> Vec<ThreadGroupSpec> {
     match w {
         WorkloadSpec::Hog { threads } => workloads::hog(vm_vcpus, *threads),
         WorkloadSpec::Parallel(p) => workloads::parallel(vm_vcpus, p, tag),
@@ -122,8 +122,10 @@ fn expand(vm_vcpus: u32, w: &WorkloadSpec, tag: &str) -> Vec<ThreadGroupSpec> {
         WorkloadSpec::Hackbench(p) => workloads::hackbench(p, tag),
         WorkloadSpec::Rambench(p) => workloads::rambench(p),
         WorkloadSpec::Kbuild(p) => workloads::kbuild(vm_vcpus, p),
-        WorkloadSpec::Stream(p) => workloads::stream(vm_vcpus, p, tag),
         WorkloadSpec::Server(p) => workloads::server(vm_vcpus, p, tag),
+        WorkloadSpec::Stream(p) => workloads::stream(vm_vcpus, p, tag, mem),
+        WorkloadSpec::Epcc(p) => workloads::epcc(vm_vcpus, p, tag),
+        WorkloadSpec::Imb(p) => workloads::imb(vm_vcpus, p, tag),
         WorkloadSpec::Custom { groups } => groups.clone(),
     }
 }
@@ -202,7 +204,7 @@ impl Simulation {
             let mut finite = true;
             for (j, wl) in vs.workloads.iter().enumerate() {
                 let tag = format!("w{j}");
-                for g in expand(vs.vcpus, wl, &tag) {
+                for g in expand(vs.vcpus, wl, &tag, &workloads::MemoryModel::new(&w.topo, &w.costs)) {
                     finite &= !runs_forever(&g.program);
                     groups_all.push((j, g));
                 }
@@ -240,6 +242,7 @@ impl Simulation {
                 hotplug: Default::default(),
                 passthrough: vs.io_path == crate::scenario::IoPath::Passthrough,
                 requests: Default::default(),
+                marks: Vec::new(),
             };
             let mut placed = 0u32;
             for (gi, (j, g)) in groups_all.iter().enumerate() {
@@ -312,6 +315,10 @@ impl Simulation {
                     let rng = RngStream::new(seed, &format!("{vm_name}/port/{port}"));
                     vm.requests.sources.push(crate::guest::requests::Arrivals::new(idx, rate, rng));
                 }
+            }
+            vm.marks = vec![Default::default(); names.marks.len()];
+            for (name, &m) in &names.marks {
+                vm.marks[m].name = name.clone();
             }
             if !vm.finite && sc.duration_ms.is_none() {
                 to_completion = false;

@@ -111,6 +111,8 @@ pub struct Vcpu {
     pub exits: [u64; 6],
     pub lhp: u64,
     pub lwp: u64,
+    /// Affinity coefficient of the task last switched in (DP-Scheduling PI slot, seed 003 §3.3).
+    pub ac_pct: u8,
 }
 
 impl Vcpu {
@@ -147,6 +149,7 @@ impl Vcpu {
             exits: [0; 6],
             lhp: 0,
             lwp: 0,
+            ac_pct: crate::guest::affinity::AC_INITIAL_PCT as u8,
         }
     }
     pub fn count_exit(&mut self, r: ExitReason) {
@@ -233,6 +236,8 @@ pub struct Thread {
     pub forks: u64,
     /// Arrival time of the client request taken by the last `accept`.
     pub request_since: Option<Ns>,
+    /// Affinity coefficient and its statistics (seed 003 §3, `guest::affinity`).
+    pub ac: crate::guest::affinity::TaskAffinity,
 }
 
 /// Where a new guest thread starts and what it runs.
@@ -272,6 +277,7 @@ impl Thread {
             pending_ns: 0,
             forks: 0,
             request_since: None,
+            ac: Default::default(),
         }
     }
 
@@ -362,4 +368,6 @@ pub struct Vm {
     pub passthrough: bool,
     /// Client request ports and their arrival streams (`guest/requests.rs`).
     pub requests: crate::guest::requests::VmRequests,
+    /// Passes through `mark` ops, indexed as interned by the program compiler.
+    pub marks: Vec<crate::metrics::MarkStat>,
 }

@@ -329,3 +329,85 @@ fn relaxed_cosched_co_stops_leaders_without_the_fragmentation_of_strict_gang() {
     let (r, g) = (relaxed.totals.idle_while_waiting_fraction, gang.totals.idle_while_waiting_fraction);
     assert!(r * 20.0 < g, "idle while waiting: relaxed {r:.4} vs gang {g:.4}");
 }
+
+const DP_STREAM: &str = include_str!("../../../../scenarios/dp-stream.toml");
+const DP_EPCC: &str = include_str!("../../../../scenarios/dp-epcc.toml");
+const DP_IMB: &str = include_str!("../../../../scenarios/dp-imb.toml");
+
+fn bench(r: &Results, vm: usize, key: &str) -> f64 {
+    r.vms[vm].bench.get("w0").and_then(|m| m.get(key)).copied().unwrap_or_else(|| panic!("no bench.w0.{key} in {:?}", r.vms[vm].bench))
+}
+
+#[test]
+fn dp_reduces_stream_migrations_and_cache_refill_against_credit() {
+    let credit = run_text(DP_STREAM, Some("credit"));
+    let dp = run_text(DP_STREAM, Some("dp"));
+    let (c, d) = (&credit.vms[0], &dp.vms[0]);
+    assert!(c.finished && d.finished);
+    let vcpu_refill = |r: &Results| r.vcpus.iter().filter(|v| v.vm == 0).map(|v| v.cache_refill_ns).sum::<Ns>();
+    assert_eq!(vcpu_refill(&credit), c.guest_ns.on_cpu.cache_refill);
+    println!(
+        "stream: migrations credit {} dp {}; refill credit {} ns dp {} ns; bandwidth/thread credit {:.3e} dp {:.3e} B/s; dp counters {:?}",
+        c.migrations,
+        d.migrations,
+        c.guest_ns.on_cpu.cache_refill,
+        d.guest_ns.on_cpu.cache_refill,
+        bench(&credit, 0, "bandwidth_bytes_per_s_per_thread"),
+        bench(&dp, 0, "bandwidth_bytes_per_s_per_thread"),
+        dp.totals.scheduler_counters
+    );
+    assert!(dp.totals.scheduler_counters["dp_pins"] > 0);
+    assert!(d.migrations * 2 < c.migrations, "dp {} vs credit {} migrations", d.migrations, c.migrations);
+    assert!(d.guest_ns.on_cpu.cache_refill < c.guest_ns.on_cpu.cache_refill, "refill dp {} vs credit {}", d.guest_ns.on_cpu.cache_refill, c.guest_ns.on_cpu.cache_refill);
+    assert!(credit.totals.scheduler_counters.is_empty());
+}
+
+#[test]
+fn dp_without_high_affinity_tasks_schedules_exactly_like_credit() {
+    // EPCC's delay loop does no memory-bound work: every AC stays at 50, so DP never pins.
+    let credit = run_text(DP_EPCC, Some("credit"));
+    let dp = run_text(DP_EPCC, Some("dp"));
+    assert_eq!(dp.totals.scheduler_counters["dp_pins"], 0);
+    for (c, d) in credit.vms.iter().zip(&dp.vms) {
+        assert_eq!((c.completion_ns, c.migrations, c.cpu_ns, c.ops), (d.completion_ns, d.migrations, d.cpu_ns, d.ops));
+    }
+    for (c, d) in credit.pcpus.iter().zip(&dp.pcpus) {
+        assert_eq!((c.context_switches, c.idle_ns), (d.context_switches, d.idle_ns));
+    }
+}
+
+#[test]
+fn stream_bandwidth_falls_when_the_arrays_outgrow_the_llc() {
+    let alone = |kib: u32, iters: u32| {
+        let text = DP_STREAM
+            .split("[[vms]]\nname = \"load\"")
+            .next()
+            .unwrap()
+            .replace("array_kib = 1024, iterations = 8000", &format!("array_kib = {kib}, iterations = {iters}"));
+        let r = run_text(&text, Some("credit"));
+        bench(&r, 0, "bandwidth_bytes_per_s_per_thread")
+    };
+    // A core's LLC share is 3 MiB: 3 x 2 MiB / 8 threads = 768 KiB fits, 3 x 64 MiB / 8 does not.
+    let small = alone(2048, 200);
+    let large = alone(65536, 10);
+    assert!(large < 0.75 * small, "in cache {small:.3e} B/s, from memory {large:.3e} B/s");
+}
+
+#[test]
+fn epcc_and_imb_report_their_figures() {
+    let epcc = run_text(DP_EPCC, Some("credit"));
+    assert!(epcc.vms[0].finished);
+    assert_eq!(bench(&epcc, 0, "constructs"), 2000.0);
+    assert!(bench(&epcc, 0, "overhead_ns_per_construct") > 1000.0, "barriers across preempted vCPUs are slow");
+    assert_eq!(epcc.vms[0].marks["w0.test_end"].count, 8);
+    let critical = DP_EPCC.replace("construct = \"barrier\", threads = 8, innerreps = 2000", "construct = \"critical\", threads = 8, innerreps = 8000");
+    let r = run_text(&critical, Some("credit"));
+    assert!(r.vms[0].finished, "every critical-section thread finishes (mutex spinners resume)");
+    assert_eq!(bench(&r, 0, "constructs"), 8000.0);
+    let imb = |text: &str| bench(&run_text(text, Some("credit")), 0, "throughput_mib_per_s");
+    let big = imb(DP_IMB);
+    let small = imb(&DP_IMB.replace("msg_bytes = 65536, reps = 5000", "msg_bytes = 256, reps = 5000"));
+    assert!(small < big / 10.0, "fixed per-message cost dominates small messages: {small:.1} vs {big:.1} MiB/s");
+    let exchange = imb(&DP_IMB.replace("pattern = \"sendrecv\"", "pattern = \"exchange\"").replace("reps = 5000", "reps = 2500"));
+    assert!(exchange > 0.0);
+}

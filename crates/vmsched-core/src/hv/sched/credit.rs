@@ -105,6 +105,26 @@ impl Credit {
         })
     }
 
+    /// Priority of `v` (for policies layered on credit, e.g. `dp`).
+    pub fn pri(&self, v: VcpuId) -> Pri {
+        self.units[v].pri
+    }
+
+    /// The pCPU whose runqueue holds `v`, if it is queued.
+    pub fn queued_on(&self, v: VcpuId) -> Option<PcpuId> {
+        self.units[v].on_runq
+    }
+
+    /// Move queued `v` to pCPU `to`'s runqueue and tickle `to` (the `vcpu_migrate` that
+    /// follows an affinity change, `xen/common/schedule.c: vcpu_set_affinity`).
+    pub fn requeue(&mut self, view: &mut SchedView, v: VcpuId, to: PcpuId) {
+        if self.units[v].on_runq.is_some() {
+            self.remove(v);
+            self.insert(to, v);
+            self.tickle(view, to, v);
+        }
+    }
+
     fn pri_of(&self, v: Option<VcpuId>) -> Pri {
         v.map_or(Pri::Idle, |v| self.units[v].pri)
     }

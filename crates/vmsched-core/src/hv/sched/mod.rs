@@ -14,6 +14,7 @@ pub mod credit2;
 pub mod csrc;
 pub mod gang;
 pub mod relaxed_cosched;
+pub mod dp;
 pub mod rr;
 #[cfg(test)]
 pub(crate) mod testkit;
@@ -37,6 +38,9 @@ pub struct VcpuFacts {
     pub preempted_in_kernel: bool,
     /// Spinning in a PLE-visible loop right now.
     pub spinning: bool,
+    /// Affinity coefficient (0-100) the guest published at its last context switch on this
+    /// vCPU (seed 003 §3.3, `guest::affinity`); 50 until then.
+    pub ac_pct: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -153,7 +157,7 @@ pub trait HvScheduler: Send {
     fn yield_stats(&self) -> (u64, u64) {
         (0, 0)
     }
-    /// Policy-specific event counts for the results (`totals.scheduler_counters`).
+    /// Policy-specific event counts (name, count), reported in `totals.scheduler_counters`.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
@@ -239,6 +243,7 @@ pub fn build(name: &str, params: &BTreeMap<String, toml::Value>, directed_yield:
     let s: Box<dyn HvScheduler> = match name {
         "credit" => Box::new(credit::Credit::from_params(&mut p)?),
         "credit2" => Box::new(credit2::Credit2::from_params(&mut p)?),
+        "dp" => Box::new(dp::Dp::from_params(&mut p)?),
         "cfs" => Box::new(cfs::Cfs::from_params(&mut p, directed_yield.unwrap_or(true))?),
         "rr" => Box::new(rr::RoundRobin::from_params(&mut p)?),
         "gang" => Box::new(gang::Gang::from_params(&mut p)?),
@@ -264,6 +269,11 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
             "credit2",
             "Xen credit2: credit burn by weight, per-runqueue resets, slice 0.5-10 ms, ratelimit, migrate resist, runqueue load balancing, caps",
             "xen/common/sched/credit2.c; reference/hypervisor-mechanisms.md §2",
+        ),
+        (
+            "dp",
+            "DP-Scheduling: credit1 plus dynamic pinning of vCPUs whose guest task has a high affinity coefficient (threshold 75, at most #pCPUs-1 pinned)",
+            "seed 003 §3-4; xen/common/schedule.c vcpu_set_affinity",
         ),
         (
             "cfs",

@@ -1,0 +1,540 @@
+//! DP-Scheduling: affinity-aware dynamic pinning of vCPUs on top of Xen credit (seed 003 §3-4).
+//!
+//! A layer over `credit::Credit`, which does all queueing, accounting and picking. DP only
+//! changes the hard affinity credit sees: a vCPU whose guest task has a high affinity
+//! coefficient (AC, `VcpuFacts::ac_pct`, published by `guest::affinity` at each guest context
+//! switch) is pinned to one pCPU, so credit's work stealing and wake-up placement leave it
+//! where its cache is warm. Pinning is Xen's `vcpu_set_affinity` (`xen/common/schedule.c`): a
+//! queued vCPU whose pCPU leaves its mask is moved at once (`vcpu_migrate`).
+//!
+//! Models (seed 003 §4.3-4.4), applied to every vCPU at each scheduling decision, before credit
+//! picks (so that a steal already sees the pins):
+//! - pin when AC ≥ `threshold_pct` (75) and the priority is above OVER (UNDER or BOOST), on
+//!   the pCPU `select_peer` gives: (a) a pCPU with no pinned vCPU, (b) of those the one with
+//!   the lowest recent load (busy fraction over the last `load_window_ms`), (c) else the local
+//!   pCPU (where the vCPU runs or is queued);
+//! - (d) unpin when AC falls below the threshold, without moving the vCPU;
+//! - (e) when the pinned count reaches |CPU|, unpin the pinned vCPU with the lowest AC, so at
+//!   most |CPU| − 1 vCPUs are pinned after every decision;
+//! - (f) unpin a vCPU that is OVER or IDLE (blocked: "VCPUs having nothing to do go back to
+//!   IDLE", §2.2).
+//!
+//! Choices where the seed is vague (also in docs/policies.md `## dp`):
+//! - "lower workload" is the busy fraction of each pCPU over the last completed load window;
+//!   the local pCPU is kept unless another unpinned one is lower by more than
+//!   `load_margin_pct` (so that noise does not move vCPUs);
+//! - among equal AC values rule (e) unpins the vCPU pinned in this pass first (the §4.3 rule:
+//!   with |CPU| − 1 pinned, a new high-AC vCPU is not pinned), else the lowest index;
+//! - a running vCPU pinned to another pCPU keeps running and moves when it is next
+//!   descheduled (Xen would preempt it at once through `_VPF_migrating`);
+//! - vCPUs with hard affinity from the scenario (`vms[].pin`) are left alone.
+//!
+//! Leaves out: the cost of reading the AC (the PI read in `do_schedule`) and of changing the
+//! affinity; the domctl interface of §4.4.
+
+use super::credit::{Credit, Pri};
+use super::{Decision, HvScheduler, Params, Reason, SchedView};
+use crate::engine::{Ns, NS_PER_MS};
+use crate::scenario::ScenarioError;
+use crate::sim::state::{PcpuId, RunState, VcpuId};
+
+/// Timer id of the load window (credit uses 0..#pCPUs and `u64::MAX`).
+const LOAD_TIMER: u64 = u64::MAX - 1;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DpStats {
+    pub pins: u64,
+    /// Rule (d): AC fell below the threshold.
+    pub unpins_low_ac: u64,
+    /// Rule (e): the pinned count reached |CPU|.
+    pub unpins_bound: u64,
+    /// Rule (f): OVER or IDLE.
+    pub unpins_over_idle: u64,
+    /// Queued vCPUs moved to the pCPU they were pinned to.
+    pub moves: u64,
+}
+
+pub struct Dp {
+    credit: Credit,
+    threshold_pct: u8,
+    load_window_ns: Ns,
+    load_margin_pct: f64,
+    /// Hard affinity from the scenario.
+    base: Vec<Option<Vec<PcpuId>>>,
+    /// The affinity credit sees: `base`, or the pCPU a vCPU is pinned to.
+    eff: Vec<Option<Vec<PcpuId>>>,
+    pin: Vec<Option<PcpuId>>,
+    pinned_on: Vec<u32>,
+    n_pinned: usize,
+    busy_ns: Vec<Ns>,
+    since: Vec<Ns>,
+    load_pct: Vec<f64>,
+    stats: DpStats,
+}
+
+impl Dp {
+    pub fn from_params(p: &mut Params) -> Result<Self, ScenarioError> {
+        let credit = Credit::from_params(p)?;
+        // seed 003 §4.4: "Threshold is set to 75 through repeated experiments".
+        let threshold_pct = p.f64("threshold_pct", 75.0, 0.0, 100.0)?;
+        // Estimate: credit's accounting period (30 ms); the seed says "the recent periods".
+        let load_window_ms = p.f64("load_window_ms", 30.0, 1.0, 10_000.0)?;
+        // Estimate: ignore load differences below 10 percentage points.
+        let load_margin_pct = p.f64("load_margin_pct", 10.0, 0.0, 100.0)?;
+        Ok(Dp {
+            credit,
+            threshold_pct: threshold_pct.round() as u8,
+            load_window_ns: (load_window_ms * NS_PER_MS as f64) as Ns,
+            load_margin_pct,
+            base: Vec::new(),
+            eff: Vec::new(),
+            pin: Vec::new(),
+            pinned_on: Vec::new(),
+            n_pinned: 0,
+            busy_ns: Vec::new(),
+            since: Vec::new(),
+            load_pct: Vec::new(),
+            stats: DpStats::default(),
+        })
+    }
+
+    pub fn stats(&self) -> DpStats {
+        self.stats
+    }
+    pub fn pinned_to(&self, v: VcpuId) -> Option<PcpuId> {
+        self.pin[v]
+    }
+    pub fn n_pinned(&self) -> usize {
+        self.n_pinned
+    }
+
+    /// Credit's view of the world: the same, with DP's affinity.
+    fn inner<'b>(view: &'b mut SchedView, eff: &'b [Option<Vec<PcpuId>>]) -> SchedView<'b> {
+        SchedView {
+            now: view.now,
+            topo: view.topo,
+            vcpus: view.vcpus,
+            vms: view.vms,
+            affinity: eff,
+            pcpu_cur: view.pcpu_cur,
+            requests: &mut *view.requests,
+        }
+    }
+
+    fn close_load(&mut self, view: &SchedView, p: PcpuId) {
+        if view.pcpu_cur[p].is_some() {
+            self.busy_ns[p] += view.now - self.since[p];
+        }
+        self.since[p] = view.now;
+    }
+
+    fn base_allowed(&self, v: VcpuId, p: PcpuId) -> bool {
+        self.base[v].as_ref().map_or(true, |a| a.contains(&p))
+    }
+
+    /// Where `v` is now: the pCPU it runs on, else the runqueue it waits in, else where it ran.
+    fn local(&self, view: &SchedView, v: VcpuId) -> PcpuId {
+        match view.vcpus[v].run {
+            RunState::Running(p) => p,
+            _ => self.credit.queued_on(v).unwrap_or(view.vcpus[v].last_pcpu),
+        }
+    }
+
+    /// `select_peer`: rules (a), (b), (c).
+    fn select_peer(&self, view: &SchedView, v: VcpuId) -> PcpuId {
+        let local = self.local(view, v);
+        let allowed: Vec<PcpuId> = (0..view.n_pcpus()).filter(|&q| self.base_allowed(v, q)).collect();
+        let free: Vec<PcpuId> = allowed.iter().copied().filter(|&q| self.pinned_on[q] == 0).collect();
+        let lowest = |set: &[PcpuId]| {
+            set.iter().copied().min_by(|&a, &b| {
+                let key = |q: PcpuId| (view.topo.socket_of(q) != view.topo.socket_of(local), q);
+                self.load_pct[a].total_cmp(&self.load_pct[b]).then(key(a).cmp(&key(b)))
+            })
+        };
+        let local_ok = |best: PcpuId| self.load_pct[local] <= self.load_pct[best] + self.load_margin_pct;
+        match lowest(&free) {
+            // (a) + (b): an unpinned pCPU, the local one unless another is clearly less loaded.
+            Some(best) => {
+                if free.contains(&local) && local_ok(best) {
+                    local
+                } else {
+                    best
+                }
+            }
+            // (b) among all allowed pCPUs if clearly less loaded, else (c) the local one.
+            None => match lowest(&allowed) {
+                Some(best) if !local_ok(best) => best,
+                _ => local,
+            },
+        }
+    }
+
+    fn set_pin(&mut self, view: &mut SchedView, v: VcpuId, q: PcpuId) {
+        self.pin[v] = Some(q);
+        self.pinned_on[q] += 1;
+        self.n_pinned += 1;
+        self.eff[v] = Some(vec![q]);
+        self.stats.pins += 1;
+        if let Some(x) = self.credit.queued_on(v) {
+            if x != q {
+                let mut iv = Self::inner(view, &self.eff);
+                self.credit.requeue(&mut iv, v, q);
+                self.stats.moves += 1;
+            }
+        }
+    }
+
+    /// `set_migrateable`: restore the vCPU's own affinity; it stays where it is (rule d).
+    fn unpin(&mut self, v: VcpuId) {
+        if let Some(q) = self.pin[v].take() {
+            self.pinned_on[q] -= 1;
+            self.n_pinned -= 1;
+            self.eff[v] = self.base[v].clone();
+        }
+    }
+
+    /// The pseudo-code of seed 003 §4.4 over all vCPUs. `prev` (running on the pCPU being
+    /// scheduled) counts as IDLE when it is not runnable any more.
+    fn pass(&mut self, view: &mut SchedView, prev: Option<VcpuId>, prev_runnable: bool) {
+        for v in 0..view.vcpus.len() {
+            let f = view.vcpus[v];
+            let idle = matches!(f.run, RunState::Blocked | RunState::Offline) || (prev == Some(v) && !prev_runnable);
+            self.apply_rules(view, v, idle);
+        }
+    }
+
+    /// The rules for one vCPU; `idle`: it has nothing to run (credit's IDLE, §2.2).
+    fn apply_rules(&mut self, view: &mut SchedView, v: VcpuId, idle: bool) {
+        if self.base[v].is_some() {
+            return;
+        }
+        let ac = view.vcpus[v].ac_pct;
+        let over_or_idle = idle || self.credit.pri(v) <= Pri::Over;
+        let high = ac >= self.threshold_pct;
+        if self.pin[v].is_some() {
+            if over_or_idle {
+                self.unpin(v);
+                self.stats.unpins_over_idle += 1;
+            } else if !high {
+                self.unpin(v);
+                self.stats.unpins_low_ac += 1;
+            }
+        } else if high && !over_or_idle {
+            if self.n_pinned + 1 >= view.n_pcpus() {
+                // set_migrateable_by_ac: pinning v would make |CPU| pinned, so the lowest AC
+                // goes, v itself on a tie (then v is simply not pinned, §4.3).
+                let out = (0..view.vcpus.len())
+                    .filter(|&u| self.pin[u].is_some())
+                    .min_by_key(|&u| (view.vcpus[u].ac_pct, u))
+                    .filter(|&u| view.vcpus[u].ac_pct < ac);
+                self.stats.unpins_bound += 1;
+                match out {
+                    Some(u) => self.unpin(u),
+                    None => return,
+                }
+            }
+            let q = self.select_peer(view, v);
+            self.set_pin(view, v, q);
+        }
+    }
+}
+
+impl HvScheduler for Dp {
+    fn name(&self) -> &'static str {
+        "dp"
+    }
+
+    fn init(&mut self, view: &mut SchedView) {
+        let n = view.n_pcpus();
+        self.base = view.affinity.to_vec();
+        self.eff = self.base.clone();
+        self.pin = vec![None; view.vcpus.len()];
+        self.pinned_on = vec![0; n];
+        self.busy_ns = vec![0; n];
+        self.since = vec![view.now; n];
+        self.load_pct = vec![0.0; n];
+        view.arm(LOAD_TIMER, view.now + self.load_window_ns);
+        let mut iv = Self::inner(view, &self.eff);
+        self.credit.init(&mut iv);
+    }
+
+    /// A woken vCPU goes back to BOOST (or stays OVER): the rules run for it before credit
+    /// places it, so a high-AC vCPU is pinned where its cache is (§4.4, after rule f: "pinned
+    /// again ... when they get back to UNDER or BOOST").
+    fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.apply_rules(view, v, false);
+        let mut iv = Self::inner(view, &self.eff);
+        self.credit.wake(&mut iv, v);
+    }
+
+    fn sleep(&mut self, view: &mut SchedView, v: VcpuId) {
+        let mut iv = Self::inner(view, &self.eff);
+        self.credit.sleep(&mut iv, v);
+    }
+
+    fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
+        self.close_load(view, p);
+        self.pass(view, prev, prev_runnable);
+        let mut iv = Self::inner(view, &self.eff);
+        let d = self.credit.do_schedule(&mut iv, p, prev, prev_runnable, why);
+        // A runnable prev pinned elsewhere was re-queued here by credit: it moves now.
+        if let Some(v) = prev.filter(|&v| d.next != Some(v)) {
+            if let Some(q) = self.pin[v].filter(|&q| q != p) {
+                if self.credit.queued_on(v) == Some(p) {
+                    self.credit.requeue(&mut iv, v, q);
+                    self.stats.moves += 1;
+                }
+            }
+        }
+        d
+    }
+
+    fn timer(&mut self, view: &mut SchedView, id: u64) {
+        if id == LOAD_TIMER {
+            for p in 0..view.n_pcpus() {
+                self.close_load(view, p);
+                self.load_pct[p] = self.busy_ns[p] as f64 * 100.0 / self.load_window_ns as f64;
+                self.busy_ns[p] = 0;
+            }
+            view.arm(LOAD_TIMER, view.now + self.load_window_ns);
+        } else {
+            let mut iv = Self::inner(view, &self.eff);
+            self.credit.timer(&mut iv, id);
+        }
+    }
+
+    fn pause_exit(&mut self, view: &mut SchedView, v: VcpuId) -> bool {
+        let mut iv = Self::inner(view, &self.eff);
+        self.credit.pause_exit(&mut iv, v)
+    }
+
+    fn vipi_pending(&mut self, view: &mut SchedView, v: VcpuId) {
+        let mut iv = Self::inner(view, &self.eff);
+        self.credit.vipi_pending(&mut iv, v);
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let s = self.stats;
+        vec![
+            ("dp_pins", s.pins),
+            ("dp_unpins_low_ac", s.unpins_low_ac),
+            ("dp_unpins_bound", s.unpins_bound),
+            ("dp_unpins_over_idle", s.unpins_over_idle),
+            ("dp_moves", s.moves),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::Topology;
+    use crate::hv::sched::{SchedRequest, VcpuFacts, VmFacts};
+    use std::collections::BTreeMap;
+
+    /// A host of `n` pCPUs (one socket) and `nv` vCPUs of one VM, all halted, under `dp`.
+    struct Rig {
+        topo: Topology,
+        facts: Vec<VcpuFacts>,
+        vms: Vec<VmFacts>,
+        aff: Vec<Option<Vec<PcpuId>>>,
+        cur: Vec<Option<VcpuId>>,
+        req: Vec<SchedRequest>,
+        now: Ns,
+        dp: Dp,
+    }
+
+    macro_rules! view {
+        ($r:expr) => {
+            &mut SchedView {
+                now: $r.now,
+                topo: &$r.topo,
+                vcpus: &$r.facts,
+                vms: &$r.vms,
+                affinity: &$r.aff,
+                pcpu_cur: &$r.cur,
+                requests: &mut $r.req,
+            }
+        };
+    }
+
+    impl Rig {
+        fn new(n: u32, nv: usize, cap_pct: u32) -> Rig {
+            let facts = (0..nv)
+                .map(|i| VcpuFacts {
+                    vm: 0,
+                    idx: i as u32,
+                    run: RunState::Blocked,
+                    last_pcpu: 0,
+                    preempted: false,
+                    preempted_in_kernel: false,
+                    spinning: false,
+                    ac_pct: 50,
+                })
+                .collect();
+            let mut r = Rig {
+                topo: Topology::new(1, n, None, None, 2.5),
+                facts,
+                vms: vec![VmFacts { weight: 256, cap_pct, vcpus: (0..nv).collect() }],
+                aff: vec![None; nv],
+                cur: vec![None; n as usize],
+                req: Vec::new(),
+                now: 0,
+                dp: Dp::from_params(&mut Params::new(&BTreeMap::new())).unwrap(),
+            };
+            r.dp.init(view!(r));
+            r
+        }
+        /// `v` wakes with this AC, having last run on `last`.
+        fn wake(&mut self, v: VcpuId, last: PcpuId, ac: u8) {
+            self.facts[v].run = RunState::Runnable;
+            self.facts[v].last_pcpu = last;
+            self.facts[v].ac_pct = ac;
+            self.dp.wake(view!(self), v);
+        }
+        /// Schedule pCPU `p` (its current vCPU, if any, stays runnable unless `block`).
+        fn schedule(&mut self, p: PcpuId, block: bool) -> Option<VcpuId> {
+            let prev = self.cur[p];
+            let why = if block { Reason::Block } else { Reason::Timer };
+            let d = self.dp.do_schedule(view!(self), p, prev, prev.is_some() && !block, why);
+            if let Some(v) = prev.filter(|&v| d.next != Some(v)) {
+                self.facts[v].run = if block { RunState::Blocked } else { RunState::Runnable };
+                self.facts[v].last_pcpu = p;
+            }
+            if let Some(v) = d.next {
+                self.facts[v].run = RunState::Running(p);
+            }
+            self.cur[p] = d.next;
+            d.next
+        }
+        fn pinned(&self) -> Vec<Option<PcpuId>> {
+            (0..self.facts.len()).map(|v| self.dp.pinned_to(v)).collect()
+        }
+    }
+
+    #[test]
+    fn a_high_ac_vcpu_is_pinned_where_it_is_and_a_low_ac_one_is_not() {
+        let mut r = Rig::new(4, 4, 0);
+        r.wake(0, 2, 80);
+        r.wake(1, 3, 74);
+        assert_eq!(r.dp.pinned_to(0), Some(2), "rule (c): the local pCPU when nothing is better");
+        assert_eq!(r.dp.pinned_to(1), None, "AC 74 is below the threshold 75");
+        r.wake(2, 1, 75);
+        assert_eq!(r.dp.pinned_to(2), Some(1), "AC 75 reaches the threshold");
+    }
+
+    #[test]
+    fn rule_a_pins_to_a_pcpu_without_a_pinned_vcpu() {
+        let mut r = Rig::new(4, 4, 0);
+        r.wake(0, 0, 90);
+        r.wake(1, 0, 90);
+        assert_eq!(r.dp.pinned_to(0), Some(0));
+        let q = r.dp.pinned_to(1).expect("pinned");
+        assert_ne!(q, 0, "pCPU 0 already holds a pinned vCPU");
+        assert_eq!(r.dp.credit.queued_on(1), Some(q), "queued where it is pinned");
+    }
+
+    #[test]
+    fn rule_b_pins_to_the_least_loaded_pcpu() {
+        let mut r = Rig::new(4, 8, 0);
+        // vCPUs 4..7 keep pCPUs 0..2 busy for a whole load window; pCPU 3 idles.
+        for p in 0..3 {
+            r.wake(4 + p, p, 50);
+            assert_eq!(r.schedule(p, false), Some(4 + p));
+        }
+        r.now = 30 * NS_PER_MS;
+        r.dp.timer(view!(r), LOAD_TIMER);
+        assert_eq!(r.dp.load_pct, vec![100.0, 100.0, 100.0, 0.0]);
+        r.wake(0, 1, 90);
+        assert_eq!(r.dp.pinned_to(0), Some(3), "pCPU 3 was idle, pCPU 1 fully busy");
+        assert_eq!(r.dp.stats().moves, 0, "placed there directly by credit's wake");
+        assert_eq!(r.dp.credit.queued_on(0), Some(3));
+    }
+
+    #[test]
+    fn rule_d_unpins_below_the_threshold_without_moving() {
+        let mut r = Rig::new(4, 4, 0);
+        r.wake(0, 2, 90);
+        assert_eq!(r.dp.pinned_to(0), Some(2));
+        r.facts[0].ac_pct = 60;
+        r.schedule(1, false);
+        assert_eq!(r.dp.pinned_to(0), None);
+        assert_eq!(r.dp.stats().unpins_low_ac, 1);
+        assert_eq!(r.dp.credit.queued_on(0), Some(2), "an unpinned vCPU is not migrated actively");
+        assert_eq!(r.dp.eff[0], None, "its own affinity (all pCPUs) is back");
+    }
+
+    #[test]
+    fn rule_e_keeps_at_most_cpus_minus_one_pinned_dropping_the_lowest_ac() {
+        let mut r = Rig::new(4, 6, 0);
+        r.wake(0, 0, 80);
+        r.wake(1, 1, 90);
+        r.wake(2, 2, 85);
+        assert_eq!(r.dp.n_pinned(), 3);
+        r.wake(3, 3, 95);
+        assert_eq!(r.dp.n_pinned(), 3, "never |CPU| = 4 pinned");
+        assert_eq!(r.pinned()[..4], [None, Some(1), Some(2), Some(3)], "AC 80 made way for AC 95");
+        r.wake(4, 0, 85);
+        assert_eq!(r.dp.pinned_to(4), None, "AC 85 does not beat the lowest pinned AC (85)");
+        assert_eq!(r.dp.n_pinned(), 3);
+        // The bound holds over scheduling passes too.
+        for p in 0..4 {
+            r.schedule(p, false);
+            assert!(r.dp.n_pinned() <= 3);
+        }
+    }
+
+    #[test]
+    fn rule_f_unpins_a_vcpu_that_goes_idle() {
+        let mut r = Rig::new(4, 4, 0);
+        r.wake(0, 1, 90);
+        assert_eq!(r.schedule(1, false), Some(0));
+        assert_eq!(r.dp.pinned_to(0), Some(1), "still pinned while it runs");
+        assert_eq!(r.schedule(1, true), None, "it halts");
+        assert_eq!(r.dp.pinned_to(0), None);
+        assert_eq!(r.dp.stats().unpins_over_idle, 1);
+        r.wake(0, 1, 90);
+        assert_eq!(r.dp.pinned_to(0), Some(1), "pinned again once BOOST");
+    }
+
+    #[test]
+    fn rule_f_unpins_a_vcpu_that_goes_over_and_does_not_pin_it_while_over() {
+        // A 10 % cap: after 30 ms of running, accounting leaves vCPU 0 OVER.
+        let mut r = Rig::new(2, 2, 10);
+        r.wake(0, 0, 90);
+        assert_eq!(r.schedule(0, false), Some(0));
+        assert_eq!(r.dp.pinned_to(0), Some(0));
+        for t in 1..=3 {
+            r.now = t * 10 * NS_PER_MS;
+            r.dp.timer(view!(r), 0);
+        }
+        r.dp.timer(view!(r), u64::MAX);
+        assert_eq!(r.dp.credit.pri(0), Pri::Over);
+        r.schedule(1, false);
+        assert_eq!(r.dp.pinned_to(0), None, "OVER: unpinned");
+        assert_eq!(r.dp.stats().unpins_over_idle, 1);
+        r.schedule(1, false);
+        assert_eq!(r.dp.pinned_to(0), None, "not pinned again while OVER");
+    }
+
+    #[test]
+    fn scenario_pinned_vcpus_are_left_alone() {
+        let mut r = Rig::new(4, 2, 0);
+        r.aff[0] = Some(vec![3]);
+        r.dp.init(view!(r));
+        r.wake(0, 3, 100);
+        assert_eq!(r.dp.pinned_to(0), None);
+        assert_eq!(r.dp.n_pinned(), 0);
+    }
+
+    #[test]
+    fn unknown_and_out_of_range_parameters_name_the_field() {
+        let mut m = BTreeMap::new();
+        m.insert("threshold_pct".to_string(), toml::Value::Integer(150));
+        let e = crate::hv::sched::build("dp", &m, None).err().unwrap();
+        assert_eq!(e.path, "hypervisor.params.threshold_pct");
+        let mut m = BTreeMap::new();
+        m.insert("tslice_ms".to_string(), toml::Value::Integer(10));
+        assert!(crate::hv::sched::build("dp", &m, None).is_ok(), "credit's own parameters pass through");
+    }
+}
