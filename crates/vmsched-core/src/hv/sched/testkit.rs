@@ -39,6 +39,7 @@ impl Kit {
                     preempted: false,
                     preempted_in_kernel: false,
                     spinning: false,
+                    ac_pct: 50,
                 });
                 ids.push(id);
             }
