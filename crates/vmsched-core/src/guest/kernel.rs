@@ -20,8 +20,8 @@
 //! - I/O: an I/O exit, then a device latency, then a device interrupt on the VM's irq vCPU
 //!   whose handler wakes the thread.
 //!
-//! Leaves out: the guest timer tick while busy (slice ends are exact), guest context-switch
-//! cost, priorities/nice inside the guest, RCU, page faults.
+//! Leaves out: the guest timer tick while busy unless `busy_tick` is on (`hv::vipi`; slice
+//! ends are exact either way), guest context-switch cost, priorities/nice inside the guest, RCU, page faults.
 
 use crate::engine::{us_to_ns, Ns};
 use crate::guest::program::Instr;
@@ -556,7 +556,7 @@ impl World {
                 self.ack(id);
             }
             IrqAction::IoDone(t) => self.wake_thread(t, Some(v)),
-            IrqAction::Nothing => {}
+            IrqAction::Nothing | IrqAction::Tick => {}
         }
     }
 
@@ -566,7 +566,7 @@ impl World {
         match w.action {
             IrqAction::CallAck(id) => self.ack(id),
             IrqAction::IoDone(t) => self.wake_thread(t, None),
-            IrqAction::Nothing => {}
+            IrqAction::Nothing | IrqAction::Tick => {}
         }
     }
 
@@ -652,10 +652,16 @@ impl World {
 
     /// Periodic timer interrupt of a halted vCPU in a guest without tickless idle: the vCPU is
     /// woken, runs the timer handler, finds nothing to do and halts again.
+    /// With `busy_tick` (`hv::vipi`), busy vCPUs tick too and the timer is periodic.
     pub(crate) fn guest_tick(&mut self, v: VcpuId) {
-        if self.vcpus[v].run == RunState::Blocked {
+        let vm = self.vcpus[v].vm;
+        if self.vcpus[v].run == RunState::Blocked && !self.vms[vm].tickless {
             let now = self.now();
             self.deliver_irq(v, IrqWork { left_ns: self.costs.irq_handler_ns, action: IrqAction::Nothing, sent_at: now });
+        }
+        if self.vms[vm].busy_tick {
+            self.busy_tick(v);
+            self.arm_busy_tick(v);
         }
     }
 
@@ -671,6 +677,7 @@ impl World {
         if online {
             self.vcpus[v].online = true;
             self.set_run(v, RunState::Blocked);
+            self.arm_busy_tick(v);
             return;
         }
         if self.vms[vm].vcpus.iter().filter(|&&u| self.vcpus[u].online).count() <= 1 {

@@ -113,6 +113,12 @@ impl World {
         vc.seg_start = now;
         vc.run_ns += dt;
         let pc = &mut self.pcpus[p];
+        let b = dt.min(vc.bg_debt_ns);
+        vc.bg_debt_ns -= b;
+        vc.t.hv += b;
+        pc.hv_ns += b;
+        pc.bg_ns += b;
+        dt -= b;
         pc.busy_ns += dt;
         let h = dt.min(vc.hv_debt_ns);
         vc.hv_debt_ns -= h;
@@ -135,6 +141,12 @@ impl World {
             dt -= r;
         }
         if dt == 0 {
+            return;
+        }
+        if vc.poll_until.is_some() {
+            vc.t.halt_poll += dt;
+            pc.guest_ns -= dt;
+            pc.hv_ns += dt;
             return;
         }
         let Some(t) = vc.cur else {
@@ -201,8 +213,10 @@ impl World {
         };
         let vc = &self.vcpus[v];
         let t0 = vc.seg_start;
-        let at: Option<Ns> = if vc.hv_debt_ns > 0 {
-            Some(t0 + vc.hv_debt_ns)
+        let at: Option<Ns> = if vc.bg_debt_ns + vc.hv_debt_ns > 0 {
+            Some(t0 + vc.bg_debt_ns + vc.hv_debt_ns)
+        } else if let Some(until) = vc.poll_until {
+            Some(if self.halt_has_work(v) { t0 } else { until.max(t0) })
         } else if let Some(w) = vc.irq.front() {
             Some(t0 + w.left_ns)
         } else if vc.halt_pending {
@@ -252,8 +266,13 @@ impl World {
     /// Run the scheduler on pCPU `p` and carry out its decision.
     pub(crate) fn schedule(&mut self, p: PcpuId, why: Reason) {
         let prev = self.pcpus[p].cur;
+        let mut why = why;
         if let Some(v) = prev {
             self.advance(v);
+            if self.halt_poll_interrupted(v) {
+                why = Reason::Block;
+                self.arm_idle_tick(v);
+            }
             self.sync_facts(v);
         }
         let prev_runnable = prev.map_or(false, |v| self.vcpus[v].online && why != Reason::Block);
@@ -263,6 +282,7 @@ impl World {
             let v = prev.unwrap();
             self.vcpus[v].hv_debt_ns += self.costs.sched_call_ns;
             self.arm_exec(v);
+            self.poll_mailbox(v);
         } else {
             if let Some(v) = prev {
                 self.deschedule(v, prev_runnable);
@@ -311,6 +331,7 @@ impl World {
         vc.last_pcpu = p;
         vc.exec_timer.cancel();
         vc.ple_spun_ns = 0;
+        vc.bg_debt_ns = 0;
         vc.preempted = runnable;
         vc.preempted_in_kernel = runnable && kernel;
         self.pcpus[p].cur = None;
@@ -328,9 +349,8 @@ impl World {
     fn dispatch(&mut self, v: VcpuId, p: PcpuId) {
         let now = self.q.now();
         debug_assert!(self.pcpus[p].cur.is_none());
-        if let Some(since) = self.pcpus[p].idle_since.take() {
-            self.pcpus[p].idle_ns += now - since;
-        }
+        self.close_idle(p);
+        self.pcpus[p].idle_since = None;
         let last = self.vcpus[v].last_pcpu;
         let foreign = self.pcpus[last].busy_ns.saturating_sub(self.vcpus[v].left_busy_ns);
         let ws = self.vcpus[v].cur.map_or(0, |t| self.threads[t].ws_kib);
@@ -343,6 +363,7 @@ impl World {
             self.pcpus[p].migrations_in += 1;
         }
         let was_out = self.vcpus[v].run == RunState::Runnable;
+        let bg_left = self.background_left(p);
         self.set_run(v, RunState::Running(p));
         let ple = self.ple;
         let vc = &mut self.vcpus[v];
@@ -350,6 +371,7 @@ impl World {
         vc.last_pcpu = p;
         vc.seg_start = now;
         vc.hv_debt_ns += self.costs.world_switch_ns;
+        vc.bg_debt_ns = bg_left;
         vc.refill_debt_ns += refill;
         vc.preempted = false;
         vc.preempted_in_kernel = false;
@@ -363,6 +385,7 @@ impl World {
             vc.irq.push_back(IrqWork { left_ns: self.costs.ipi_handler_ns, action: IrqAction::Nothing, sent_at: now });
         }
         self.sync_facts(v);
+        self.halt_poll_resume(v);
         self.pv_resume(v);
         self.resume_spinner(v);
         self.arm_exec(v);
@@ -388,20 +411,26 @@ impl World {
         vc.hv_debt_ns += self.costs.exit_hlt_ns;
         vc.count_exit(ExitReason::Hlt);
         self.arm_exec(v);
+        self.poll_mailbox(v);
     }
 
     fn finish_halt(&mut self, v: VcpuId) {
         self.vcpus[v].halt_pending = false;
-        let vc = &self.vcpus[v];
-        let waiting_in_kvm_wait = vc.cur.map_or(false, |t| matches!(self.threads[t].act, Activity::PvWait { .. }));
-        let has_work = (vc.cur.is_some() && !waiting_in_kvm_wait) || !vc.runq.is_empty() || !vc.irq.is_empty() || !vc.pending_irq.is_empty();
-        if has_work {
+        if self.halt_has_work(v) {
             self.arm_exec(v);
             return;
         }
         if let RunState::Running(p) = self.vcpus[v].run {
+            if self.halt_poll_begin(v, p) {
+                return;
+            }
             self.schedule(p, Reason::Block);
         }
+        self.arm_idle_tick(v);
+    }
+
+    /// A halted vCPU of a guest without tickless idle is woken by its next timer tick.
+    pub(crate) fn arm_idle_tick(&mut self, v: VcpuId) {
         let vm = &self.vms[self.vcpus[v].vm];
         if !vm.tickless && self.vcpus[v].online {
             let tick = vm.tick_ns;
@@ -418,11 +447,14 @@ impl World {
         vc.count_exit(r);
         vc.hv_debt_ns += c;
         self.arm_exec(v);
+        self.poll_mailbox(v);
     }
 
     /// Deliver a virtual interrupt to vCPU `v`.
     pub(crate) fn deliver_irq(&mut self, v: VcpuId, work: IrqWork) {
         match self.vcpus[v].run {
+            RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_while_polling(v, work),
+            RunState::Running(_) if self.vipi_is_polled() => self.vcpus[v].pending_irq.push(work),
             RunState::Running(_) => {
                 let at = self.q.now() + self.costs.phys_ipi_ns;
                 self.q.push(at, Ev::VipiArrive(v, work));
@@ -441,6 +473,7 @@ impl World {
 
     pub(crate) fn vipi_arrive(&mut self, v: VcpuId, work: IrqWork) {
         match self.vcpus[v].run {
+            RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_while_polling(v, work),
             RunState::Running(_) => {
                 self.advance(v);
                 let c = self.costs.exit_ns(ExitReason::ExtIntr);
@@ -449,16 +482,28 @@ impl World {
                 vc.hv_debt_ns += c;
                 vc.irq.push_back(work);
                 self.arm_exec(v);
+                self.poll_mailbox(v);
             }
             _ => self.deliver_irq(v, work),
         }
     }
 
+    /// An interrupt for a halt-polling vCPU: it is outside the guest already, so the poll loop
+    /// sees it without an exit or a physical IPI (`kvm_vcpu_kick` of a vCPU not in guest mode).
+    fn inject_while_polling(&mut self, v: VcpuId, work: IrqWork) {
+        self.advance(v);
+        self.vcpus[v].irq.push_back(work);
+        self.arm_exec(v);
+    }
+
     /// The execution timer of a running vCPU fired: something reached its end.
     pub(crate) fn on_exec_timer(&mut self, v: VcpuId) {
         self.advance(v);
-        if self.vcpus[v].hv_debt_ns > 0 {
+        if self.vcpus[v].hv_debt_ns + self.vcpus[v].bg_debt_ns > 0 {
             return self.arm_exec(v);
+        }
+        if self.halt_poll_step(v) {
+            return;
         }
         while self.vcpus[v].irq.front().map_or(false, |w| w.left_ns == 0) {
             let w = self.vcpus[v].irq.pop_front().unwrap();
@@ -509,6 +554,7 @@ impl World {
         vc.hv_debt_ns += c;
         vc.ple_spun_ns = 0;
         vc.ple_window_cycles = grow_window(vc.ple_window_cycles, ple.window_cycles, ple.grow, ple.max_cycles);
+        self.poll_mailbox(v);
         let vm = self.vcpus[v].vm;
         for i in 0..self.vm_facts[vm].vcpus.len() {
             self.sync_facts(self.vm_facts[vm].vcpus[i]);

@@ -1,4 +1,7 @@
 //! The hypervisor: the machinery around vCPUs (`machine`) and the schedulers (`sched`).
 
+pub mod background;
+pub mod halt_poll;
 pub mod machine;
 pub mod sched;
+pub mod vipi;

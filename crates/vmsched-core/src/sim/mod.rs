@@ -57,6 +57,8 @@ pub(crate) enum Ev {
     GuestBalance(VmId),
     GuestTick(VcpuId),
     OfflineRetry(VcpuId),
+    /// Period `k` of the background load begins on a pCPU (`hv::background`).
+    Background(PcpuId, u64),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -87,6 +89,9 @@ pub struct World {
     pub(crate) sched_timers: BTreeMap<u64, Timer>,
     pub(crate) ple: PleCfg,
     pub(crate) seed: u64,
+    pub(crate) vipi_delivery: crate::hv::vipi::VipiDelivery,
+    pub(crate) halt_poll: crate::hv::halt_poll::HaltPollCfg,
+    pub(crate) background: Option<crate::hv::background::Background>,
 }
 
 pub struct Simulation {
@@ -145,6 +150,8 @@ impl Simulation {
             shrink: ple_spec.shrink,
             max_cycles: ple_spec.window_max_cycles,
         };
+        let halt_poll = crate::hv::halt_poll::HaltPollCfg::new(&sc.hypervisor.halt_poll, sched.halt_polls_by_default());
+        let background = sc.host.background.as_ref().map(|b| crate::hv::background::Background::new(b, n_p));
         let mut w = World {
             q: EventQueue::new(),
             topo,
@@ -164,6 +171,9 @@ impl Simulation {
             sched_timers: BTreeMap::new(),
             ple,
             seed,
+            vipi_delivery: sc.hypervisor.vipi_delivery,
+            halt_poll,
+            background,
         };
         let mut to_completion = sc.duration_ms.is_none();
         let mut global_vcpu = 0usize;
@@ -200,6 +210,7 @@ impl Simulation {
                 balance_ns: us_to_ns(vs.guest.balance_interval_us).max(1),
                 tick_ns: us_to_ns(vs.guest.tick_us).max(1),
                 tickless: vs.guest.tickless,
+                busy_tick: vs.guest.busy_tick,
                 irq_vcpu: vs.guest.irq_vcpu,
                 pv: vs.guest.paravirt.clone(),
                 pv_spin_ns: w.topo.cycles_to_ns(vs.guest.paravirt.spin_loops.saturating_mul(vs.guest.paravirt.pause_cycles)),
@@ -405,11 +416,12 @@ impl World {
         }
         for v in 0..self.vcpus.len() {
             let vm = &self.vms[self.vcpus[v].vm];
-            if !vm.tickless && self.vcpus[v].run == RunState::Blocked {
+            if (!vm.tickless && self.vcpus[v].run == RunState::Blocked) || (vm.busy_tick && self.vcpus[v].online) {
                 let at = vm.tick_ns;
                 self.q.arm(&mut self.vcpus[v].tick_timer, at, Ev::GuestTick(v));
             }
         }
+        self.background_start();
         for vm in 0..self.vms.len() {
             let at = self.vms[vm].balance_ns;
             self.q.arm(&mut self.vms[vm].balance_timer, at, Ev::GuestBalance(vm));
@@ -450,6 +462,7 @@ impl World {
                 }
             }
             Ev::OfflineRetry(v) => self.set_vcpu_online(v, false),
+            Ev::Background(p, k) => self.background_tick(p, k),
             Ev::GuestBalance(vm) => {
                 if self.vms[vm].balance_timer.fire(gen) {
                     self.guest_balance(vm);

@@ -44,6 +44,10 @@ pub struct Pcpu {
     pub sched_calls: u64,
     pub context_switches: u64,
     pub migrations_in: u64,
+    /// Current or last background spin (`hv::background`) and the background time so far.
+    pub bg_start: Ns,
+    pub bg_until: Ns,
+    pub bg_ns: Ns,
 }
 
 /// A unit of interrupt work the vCPU runs before resuming its thread.
@@ -60,6 +64,8 @@ pub enum IrqAction {
     CallAck(usize),
     /// Device interrupt: wake the thread whose I/O completed.
     IoDone(ThreadId),
+    /// Guest timer tick handler (`hv::vipi` busy ticks).
+    Tick,
     Nothing,
 }
 
@@ -106,6 +112,15 @@ pub struct Vcpu {
     pub exits: [u64; 6],
     pub lhp: u64,
     pub lwp: u64,
+    /// Background spin of its pCPU still to sit out (`hv::background`).
+    pub bg_debt_ns: Ns,
+    /// KVM halt polling (`hv::halt_poll`): window, start of the current halt, end of the
+    /// current poll, polls attempted and successful.
+    pub halt_poll_ns: Ns,
+    pub halt_started: Option<Ns>,
+    pub poll_until: Option<Ns>,
+    pub halt_polls: u64,
+    pub halt_polls_successful: u64,
 }
 
 impl Vcpu {
@@ -142,6 +157,12 @@ impl Vcpu {
             exits: [0; 6],
             lhp: 0,
             lwp: 0,
+            bg_debt_ns: 0,
+            halt_poll_ns: 0,
+            halt_started: None,
+            poll_until: None,
+            halt_polls: 0,
+            halt_polls_successful: 0,
         }
     }
     pub fn count_exit(&mut self, r: ExitReason) {
@@ -329,6 +350,7 @@ pub struct Vm {
     pub balance_ns: Ns,
     pub tick_ns: Ns,
     pub tickless: bool,
+    pub busy_tick: bool,
     pub irq_vcpu: u32,
     pub pv: crate::scenario::ParavirtSpec,
     /// pv spinlock spin budget before halting.
