@@ -62,7 +62,8 @@ impl World {
         }
     }
 
-    /// A vCPU with no current thread picks one (its runqueue, else a new-idle pull), or halts.
+    /// A vCPU with no current thread picks one (its runqueue, else a new-idle pull from a
+    /// sibling running at least two threads), or halts.
     pub(crate) fn guest_pick(&mut self, v: VcpuId) {
         debug_assert!(self.vcpus[v].cur.is_none());
         let next = self.vcpus[v].runq.pop_front().or_else(|| self.newidle_pull(v));
@@ -86,8 +87,11 @@ impl World {
             if u == v || !self.vcpus[u].online {
                 continue;
             }
+            // A sibling whose only task is the one queued for it (nothing current) is not a
+            // donor: `find_busiest_queue` skips runqueues with nr_running == 1.
             let n = self.vcpus[u].runq.len();
-            if n > 0 && best.map_or(true, |(bn, _)| n > bn) {
+            let nr_running = n + self.vcpus[u].cur.is_some() as usize;
+            if n > 0 && nr_running >= 2 && best.map_or(true, |(bn, _)| n > bn) {
                 best = Some((n, u));
             }
         }

@@ -232,11 +232,12 @@ mod tests {
         assert_eq!(grow_halt_poll(10_000, 2, 10_000, 200_000), 20_000);
         assert_eq!(grow_halt_poll(160_000, 2, 10_000, 200_000), 200_000);
         assert_eq!(grow_halt_poll(50_000, 0, 10_000, 200_000), 50_000, "grow 0 never grows");
-        // A short halt grows the window step by step: 0 -> 10 -> 20 -> 40 -> 80 -> 160 -> 200 µs.
+        // Halts a little longer than the window (but shorter than the maximum) grow it step by
+        // step: 0 -> 10 -> 20 -> 40 -> 80 -> 160 -> 200 µs (capped), then it stays.
         let mut w = 0;
         let mut seen = vec![];
         for _ in 0..7 {
-            w = update_halt_poll(w, w + 5_000, &c);
+            w = update_halt_poll(w, (w + 5_000).min(199_000), &c);
             seen.push(w);
         }
         assert_eq!(seen, vec![10_000, 20_000, 40_000, 80_000, 160_000, 200_000, 200_000]);

@@ -46,6 +46,9 @@ pub struct VmResult {
     pub relative_lag: f64,
     pub lock_wait: HistSummary,
     pub vipi_latency: HistSummary,
+    /// KVM halt polling: halts that polled, and those a wake-up ended during the poll.
+    pub halt_polls: u64,
+    pub halt_polls_successful: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -68,6 +71,8 @@ pub struct PcpuResult {
     pub idle_ns: Ns,
     pub hv_ns: Ns,
     pub guest_ns: Ns,
+    /// Part of `hv_ns` taken by the background load (`host.background`).
+    pub background_ns: Ns,
     pub sched_calls: u64,
     pub context_switches: u64,
     pub sched_calls_per_s: f64,
@@ -109,6 +114,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
     for (i, vm) in w.vms.iter().enumerate() {
         let mut t = TimeBuckets::default();
         let (mut halted, mut steal, mut cpu, mut mig, mut lhp, mut lwp) = (0, 0, 0, 0, 0, 0);
+        let (mut polls, mut polls_ok) = (0, 0);
         let mut exits = [0u64; 6];
         let mut online = 0;
         for &v in &vm.vcpus {
@@ -120,6 +126,8 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             mig += vc.migrations;
             lhp += vc.lhp;
             lwp += vc.lwp;
+            polls += vc.halt_polls;
+            polls_ok += vc.halt_polls_successful;
             online += vc.online as u32;
             for (k, e) in vc.exits.iter().enumerate() {
                 exits[k] += e;
@@ -149,6 +157,8 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             relative_lag: 0.0,
             lock_wait: vm.lock_wait.summary(),
             vipi_latency: vm.vipi_latency.summary(),
+            halt_polls: polls,
+            halt_polls_successful: polls_ok,
         });
     }
     let ideal = gps_shares(n_p, &demand, &weight);
@@ -181,6 +191,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             idle_ns: pc.idle_ns,
             hv_ns: pc.hv_ns,
             guest_ns: pc.guest_ns,
+            background_ns: pc.bg_ns,
             sched_calls: pc.sched_calls,
             context_switches: pc.context_switches,
             sched_calls_per_s: pc.sched_calls as f64 / secs,
