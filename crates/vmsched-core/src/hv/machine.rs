@@ -605,4 +605,29 @@ mod tests {
         assert_eq!(shrink_window(65536, 4096, 2), 32768);
         assert_eq!(shrink_window(5000, 4096, 2), 4096);
     }
+
+    /// KVM `__grow_ple_window` / `__shrink_ple_window` (arch/x86/kvm/x86.h): a modifier below
+    /// the base multiplies or divides, one at or above it adds or subtracts; grow is capped at
+    /// `ple_window_max`, shrink floored at the base `ple_window`; a modifier of 0 resets.
+    #[test]
+    fn ple_window_modifiers_at_or_above_the_base_add_and_subtract_within_the_clamps() {
+        let base = 4096;
+        assert_eq!(grow_window(4096, base, 0, u64::MAX), base, "grow 0 resets to base");
+        assert_eq!(grow_window(4096, base, 4096, u64::MAX), 8192, "grow = base adds");
+        assert_eq!(grow_window(10_000, base, 5000, u64::MAX), 15_000, "grow > base adds");
+        assert_eq!(grow_window(10_000, base, 5000, 12_000), 12_000, "capped at the maximum");
+        assert_eq!(grow_window(u32::MAX as u64, base, 2, u32::MAX as u64), u32::MAX as u64, "stays at UINT_MAX");
+        assert_eq!(grow_window(3, 1, 3, 100), 6, "base 1: grow 3 adds");
+        assert_eq!(shrink_window(20_000, base, 5000), 15_000, "shrink > base subtracts");
+        assert_eq!(shrink_window(6000, base, 5000), base, "floored at base (KVM's unsigned val - modifier would wrap here)");
+        assert_eq!(shrink_window(65_536, base, 4), 16_384, "shrink < base divides");
+        assert_eq!(shrink_window(4096, base, 4), base, "never below base");
+        // Grow then shrink round trip with the KVM defaults (grow 2, shrink 0).
+        let mut w = base;
+        for _ in 0..5 {
+            w = grow_window(w, base, 2, u32::MAX as u64);
+        }
+        assert_eq!(w, 4096 * 32);
+        assert_eq!(shrink_window(w, base, 0), base);
+    }
 }

@@ -9,6 +9,8 @@ mod check;
 pub mod state;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vmkit_tests;
 
 use std::collections::BTreeMap;
 
