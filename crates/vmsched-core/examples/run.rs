@@ -37,6 +37,9 @@ fn main() {
             g.on_cpu.useful as f64 / c, g.on_cpu.lock_spin as f64 / c, g.on_cpu.ipi_wait as f64 / c, g.on_cpu.barrier_spin as f64 / c,
             g.on_cpu.hv as f64 / c, g.on_cpu.cache_refill as f64 / c, v.ple_exits, v.lock_holder_preemptions, v.lock_waiter_preemptions, v.ops
         );
+        if v.halt_polls > 0 {
+            println!("         halt polls {} ({} successful), halt_poll={:.3}", v.halt_polls, v.halt_polls_successful, g.on_cpu.halt_poll as f64 / c);
+        }
     }
     println!("  ctxsw/pcpu/s={:.0} idle={:.3} hv={:.4} dy={}/{}", r.totals.context_switches_per_pcpu_s, r.totals.idle_fraction, r.totals.hv_fraction, r.totals.directed_yield_successful, r.totals.directed_yield_attempted);
 }

@@ -10,9 +10,11 @@
 //!   `halt_poll` (on the pCPU as hypervisor time); an event during the poll (an interrupt, a
 //!   thread queued on the vCPU, a granted pv lock) ends the halt at once, without the block
 //!   and wake round trip through the host scheduler (no HLT block, no wake, no world switch);
-//! - the poll stops when the window ends, or at once if the pCPU's host runqueue holds another
-//!   task (`kvm_vcpu_can_poll`: `single_task_running()`, `HvScheduler::single_task_running`),
-//!   or when the host scheduler runs on that pCPU (`need_resched()`); the vCPU then blocks;
+//! - the poll stops when the window ends, or as soon as the pCPU's host runqueue holds another
+//!   task (`kvm_vcpu_can_poll`: `single_task_running()`, `HvScheduler::single_task_running`,
+//!   checked at the start and after every scheduler call, a task queued later ending the poll
+//!   after `phys_ipi_ns`), or when the host scheduler runs on that pCPU (`need_resched()`); the
+//!   vCPU then blocks;
 //! - after the halt (a successful poll, or when a blocked vCPU runs again), with `halt_ns` the
 //!   whole halt including the poll: no change if `halt_ns ≤ window`; shrink if the window is
 //!   non-zero and `halt_ns > max_ns`; grow if `window < max_ns` and `halt_ns < max_ns`. Grow:
@@ -192,6 +194,21 @@ impl World {
         self.schedule(p, Reason::Block);
         self.arm_idle_tick(v);
         true
+    }
+
+    /// After a scheduler call: a poll stops as soon as another task is queued on its pCPU
+    /// (`kvm_vcpu_can_poll` re-checks `single_task_running()` on every iteration). The pCPU is
+    /// made to reschedule (a tickle), which ends the poll and blocks the vCPU.
+    pub(crate) fn halt_poll_recheck(&mut self) {
+        if self.halt_poll.max_ns == 0 {
+            return;
+        }
+        for p in 0..self.pcpus.len() {
+            let Some(v) = self.pcpus[p].cur else { continue };
+            if self.vcpus[v].poll_until.is_some() && !self.sched.as_ref().map_or(true, |s| s.single_task_running(p)) {
+                self.tickle(p);
+            }
+        }
     }
 
     /// End a poll because the host scheduler runs on the vCPU's pCPU (`need_resched`): the

@@ -71,6 +71,7 @@ impl World {
             }
         }
         self.requests = requests;
+        self.halt_poll_recheck();
         r
     }
 
