@@ -15,7 +15,10 @@
 //!   exits; the window grows by `grow` per exit and shrinks (resets with shrink = 0) when the
 //!   vCPU is scheduled in after being scheduled out; the scheduler's `pause_exit` decides.
 //!
-//! Leaves out: halt polling, posted-interrupt hardware (every injection costs an exit),
+//! Also: virtual-IPI delivery modes and busy guest ticks (`hv::vipi`), KVM halt polling
+//! (`hv::halt_poll`) and a per-pCPU background load (`hv::background`) hook in here.
+//!
+//! Leaves out: posted-interrupt hardware (every injection costs an exit),
 //! APICv/IPI virtualisation, exit handling while descheduled (an exit's cost is paid when the
 //! vCPU next runs if it was descheduled at the exit).
 
