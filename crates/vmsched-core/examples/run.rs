@@ -37,6 +37,9 @@ fn main() {
             g.on_cpu.useful as f64 / c, g.on_cpu.lock_spin as f64 / c, g.on_cpu.ipi_wait as f64 / c, g.on_cpu.barrier_spin as f64 / c,
             g.on_cpu.hv as f64 / c, g.on_cpu.cache_refill as f64 / c, v.ple_exits, v.lock_holder_preemptions, v.lock_waiter_preemptions, v.ops
         );
+        if v.halt_polls > 0 {
+            println!("         halt polls {} ({} successful), halt_poll={:.3}", v.halt_polls, v.halt_polls_successful, g.on_cpu.halt_poll as f64 / c);
+        }
     }
     for v in &r.vms {
         println!("  {:6} spin_fraction={:.3}", v.name, v.spin_fraction);

@@ -20,8 +20,8 @@
 //! - I/O: an I/O exit, then a device latency, then a device interrupt on the VM's irq vCPU
 //!   whose handler wakes the thread.
 //!
-//! Leaves out: the guest timer tick while busy (slice ends are exact), guest context-switch
-//! cost, priorities/nice inside the guest, RCU, page faults.
+//! Leaves out: the guest timer tick while busy unless `busy_tick` is on (`hv::vipi`; slice
+//! ends are exact either way), guest context-switch cost, priorities/nice inside the guest, RCU, page faults.
 
 use crate::engine::{us_to_ns, Ns};
 use crate::guest::program::Instr;
@@ -62,7 +62,8 @@ impl World {
         }
     }
 
-    /// A vCPU with no current thread picks one (its runqueue, else a new-idle pull), or halts.
+    /// A vCPU with no current thread picks one (its runqueue, else a new-idle pull from a
+    /// sibling running at least two threads), or halts.
     pub(crate) fn guest_pick(&mut self, v: VcpuId) {
         debug_assert!(self.vcpus[v].cur.is_none());
         let next = self.vcpus[v].runq.pop_front().or_else(|| self.newidle_pull(v));
@@ -87,8 +88,11 @@ impl World {
             if u == v || !self.vcpus[u].online {
                 continue;
             }
+            // A sibling whose only task is the one queued for it (nothing current) is not a
+            // donor: `find_busiest_queue` skips runqueues with nr_running == 1.
             let n = self.vcpus[u].runq.len();
-            if n > 0 && best.map_or(true, |(bn, _)| n > bn) {
+            let nr_running = n + self.vcpus[u].cur.is_some() as usize;
+            if n > 0 && nr_running >= 2 && best.map_or(true, |(bn, _)| n > bn) {
                 best = Some((n, u));
             }
         }
@@ -594,7 +598,7 @@ impl World {
             IrqAction::IoDone(t) => self.wake_thread(t, Some(v)),
             IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
             IrqAction::RequestRx(port) => self.request_received(vm, port, w.sent_at, Some(v)),
-            IrqAction::Nothing => {}
+            IrqAction::Nothing | IrqAction::Tick => {}
         }
     }
 
@@ -606,7 +610,7 @@ impl World {
             IrqAction::IoDone(t) => self.wake_thread(t, None),
             IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
             IrqAction::RequestRx(port) => self.request_received(vm, port, w.sent_at, None),
-            IrqAction::Nothing => {}
+            IrqAction::Nothing | IrqAction::Tick => {}
         }
     }
 
@@ -685,10 +689,16 @@ impl World {
 
     /// Periodic timer interrupt of a halted vCPU in a guest without tickless idle: the vCPU is
     /// woken, runs the timer handler, finds nothing to do and halts again.
+    /// With `busy_tick` (`hv::vipi`), busy vCPUs tick too and the timer is periodic.
     pub(crate) fn guest_tick(&mut self, v: VcpuId) {
-        if self.vcpus[v].run == RunState::Blocked {
+        let vm = self.vcpus[v].vm;
+        if self.vcpus[v].run == RunState::Blocked && !self.vms[vm].tickless {
             let now = self.now();
             self.deliver_irq(v, IrqWork { left_ns: self.costs.irq_handler_ns, action: IrqAction::Nothing, sent_at: now });
+        }
+        if self.vms[vm].busy_tick {
+            self.busy_tick(v);
+            self.arm_busy_tick(v);
         }
     }
 
@@ -704,6 +714,7 @@ impl World {
         if online {
             self.vcpus[v].online = true;
             self.set_run(v, RunState::Blocked);
+            self.arm_busy_tick(v);
             return;
         }
         if self.vms[vm].vcpus.iter().filter(|&&u| self.vcpus[u].online).count() <= 1 {

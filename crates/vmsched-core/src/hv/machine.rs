@@ -15,7 +15,10 @@
 //!   exits; the window grows by `grow` per exit and shrinks (resets with shrink = 0) when the
 //!   vCPU is scheduled in after being scheduled out; the scheduler's `pause_exit` decides.
 //!
-//! Leaves out: halt polling, posted-interrupt hardware (every injection costs an exit),
+//! Also: virtual-IPI delivery modes and busy guest ticks (`hv::vipi`), KVM halt polling
+//! (`hv::halt_poll`) and a per-pCPU background load (`hv::background`) hook in here.
+//!
+//! Leaves out: posted-interrupt hardware (every injection costs an exit),
 //! APICv/IPI virtualisation, exit handling while descheduled (an exit's cost is paid when the
 //! vCPU next runs if it was descheduled at the exit).
 
@@ -72,6 +75,7 @@ impl World {
             }
         }
         self.requests = requests;
+        self.halt_poll_recheck();
         r
     }
 
@@ -118,6 +122,12 @@ impl World {
         vc.seg_start = now;
         vc.run_ns += dt;
         let pc = &mut self.pcpus[p];
+        let b = dt.min(vc.bg_debt_ns);
+        vc.bg_debt_ns -= b;
+        vc.t.hv += b;
+        pc.hv_ns += b;
+        pc.bg_ns += b;
+        dt -= b;
         pc.busy_ns += dt;
         let h = dt.min(vc.hv_debt_ns);
         vc.hv_debt_ns -= h;
@@ -140,6 +150,12 @@ impl World {
             dt -= r;
         }
         if dt == 0 {
+            return;
+        }
+        if vc.poll_until.is_some() {
+            vc.t.halt_poll += dt;
+            pc.guest_ns -= dt;
+            pc.hv_ns += dt;
             return;
         }
         let Some(t) = vc.cur else {
@@ -206,8 +222,10 @@ impl World {
         };
         let vc = &self.vcpus[v];
         let t0 = vc.seg_start;
-        let at: Option<Ns> = if vc.hv_debt_ns > 0 {
-            Some(t0 + vc.hv_debt_ns)
+        let at: Option<Ns> = if vc.bg_debt_ns + vc.hv_debt_ns > 0 {
+            Some(t0 + vc.bg_debt_ns + vc.hv_debt_ns)
+        } else if let Some(until) = vc.poll_until {
+            Some(if self.halt_has_work(v) { t0 } else { until.max(t0) })
         } else if let Some(w) = vc.irq.front() {
             Some(t0 + w.left_ns)
         } else if vc.halt_pending {
@@ -257,8 +275,13 @@ impl World {
     /// Run the scheduler on pCPU `p` and carry out its decision.
     pub(crate) fn schedule(&mut self, p: PcpuId, why: Reason) {
         let prev = self.pcpus[p].cur;
+        let mut why = why;
         if let Some(v) = prev {
             self.advance(v);
+            if self.halt_poll_interrupted(v) {
+                why = Reason::Block;
+                self.arm_idle_tick(v);
+            }
             self.sync_facts(v);
         }
         let prev_runnable = prev.map_or(false, |v| self.vcpus[v].online && why != Reason::Block);
@@ -268,6 +291,7 @@ impl World {
             let v = prev.unwrap();
             self.vcpus[v].hv_debt_ns += self.costs.sched_call_ns;
             self.arm_exec(v);
+            self.poll_mailbox(v);
         } else {
             if let Some(v) = prev {
                 self.deschedule(v, prev_runnable);
@@ -313,6 +337,7 @@ impl World {
         vc.last_pcpu = p;
         vc.exec_timer.cancel();
         vc.ple_spun_ns = 0;
+        vc.bg_debt_ns = 0;
         vc.preempted = runnable;
         vc.preempted_in_kernel = runnable && kernel;
         self.pcpus[p].cur = None;
@@ -343,6 +368,7 @@ impl World {
             self.pcpus[p].migrations_in += 1;
         }
         let was_out = self.vcpus[v].run == RunState::Runnable;
+        let bg_left = self.background_left(p);
         self.set_run(v, RunState::Running(p));
         let ple = self.ple;
         let vc = &mut self.vcpus[v];
@@ -350,6 +376,7 @@ impl World {
         vc.last_pcpu = p;
         vc.seg_start = now;
         vc.hv_debt_ns += self.costs.world_switch_ns;
+        vc.bg_debt_ns = bg_left;
         vc.refill_debt_ns += refill;
         vc.preempted = false;
         vc.preempted_in_kernel = false;
@@ -363,6 +390,7 @@ impl World {
             vc.irq.push_back(IrqWork { left_ns: self.costs.ipi_handler_ns, action: IrqAction::Nothing, sent_at: now });
         }
         self.sync_facts(v);
+        self.halt_poll_resume(v);
         self.pv_resume(v);
         self.resume_spinner(v);
         self.arm_exec(v);
@@ -379,10 +407,10 @@ impl World {
 
     /// The pCPU starts running something (a vCPU, or tasklets in the idle vCPU's context).
     pub(crate) fn pcpu_idle_end(&mut self, p: PcpuId) {
-        let now = self.q.now();
-        if let Some(since) = self.pcpus[p].idle_since.take() {
-            self.pcpus[p].idle_ns += now - since;
-            self.idle_wait.set_idle(p, false, now);
+        if self.pcpus[p].idle_since.is_some() {
+            self.close_idle(p);
+            self.pcpus[p].idle_since = None;
+            self.idle_wait.set_idle(p, false, self.q.now());
         }
     }
 
@@ -406,20 +434,26 @@ impl World {
         vc.hv_debt_ns += self.costs.exit_hlt_ns;
         vc.count_exit(ExitReason::Hlt);
         self.arm_exec(v);
+        self.poll_mailbox(v);
     }
 
     fn finish_halt(&mut self, v: VcpuId) {
         self.vcpus[v].halt_pending = false;
-        let vc = &self.vcpus[v];
-        let waiting_in_kvm_wait = vc.cur.map_or(false, |t| matches!(self.threads[t].act, Activity::PvWait { .. }));
-        let has_work = (vc.cur.is_some() && !waiting_in_kvm_wait) || !vc.runq.is_empty() || !vc.irq.is_empty() || !vc.pending_irq.is_empty();
-        if has_work {
+        if self.halt_has_work(v) {
             self.arm_exec(v);
             return;
         }
         if let RunState::Running(p) = self.vcpus[v].run {
+            if self.halt_poll_begin(v, p) {
+                return;
+            }
             self.schedule(p, Reason::Block);
         }
+        self.arm_idle_tick(v);
+    }
+
+    /// A halted vCPU of a guest without tickless idle is woken by its next timer tick.
+    pub(crate) fn arm_idle_tick(&mut self, v: VcpuId) {
         let vm = &self.vms[self.vcpus[v].vm];
         if !vm.tickless && self.vcpus[v].online {
             let tick = vm.tick_ns;
@@ -436,11 +470,14 @@ impl World {
         vc.count_exit(r);
         vc.hv_debt_ns += c;
         self.arm_exec(v);
+        self.poll_mailbox(v);
     }
 
     /// Deliver a virtual interrupt to vCPU `v`.
     pub(crate) fn deliver_irq(&mut self, v: VcpuId, work: IrqWork) {
         match self.vcpus[v].run {
+            RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_while_polling(v, work),
+            RunState::Running(_) if self.vipi_is_polled() => self.vcpus[v].pending_irq.push(work),
             RunState::Running(_) => {
                 let at = self.q.now() + self.costs.phys_ipi_ns;
                 self.q.push(at, Ev::VipiArrive(v, work));
@@ -459,6 +496,7 @@ impl World {
 
     pub(crate) fn vipi_arrive(&mut self, v: VcpuId, work: IrqWork) {
         match self.vcpus[v].run {
+            RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_while_polling(v, work),
             RunState::Running(_) => {
                 self.advance(v);
                 let c = self.costs.exit_ns(ExitReason::ExtIntr);
@@ -467,16 +505,28 @@ impl World {
                 vc.hv_debt_ns += c;
                 vc.irq.push_back(work);
                 self.arm_exec(v);
+                self.poll_mailbox(v);
             }
             _ => self.deliver_irq(v, work),
         }
     }
 
+    /// An interrupt for a halt-polling vCPU: it is outside the guest already, so the poll loop
+    /// sees it without an exit or a physical IPI (`kvm_vcpu_kick` of a vCPU not in guest mode).
+    fn inject_while_polling(&mut self, v: VcpuId, work: IrqWork) {
+        self.advance(v);
+        self.vcpus[v].irq.push_back(work);
+        self.arm_exec(v);
+    }
+
     /// The execution timer of a running vCPU fired: something reached its end.
     pub(crate) fn on_exec_timer(&mut self, v: VcpuId) {
         self.advance(v);
-        if self.vcpus[v].hv_debt_ns > 0 {
+        if self.vcpus[v].hv_debt_ns + self.vcpus[v].bg_debt_ns > 0 {
             return self.arm_exec(v);
+        }
+        if self.halt_poll_step(v) {
+            return;
         }
         while self.vcpus[v].irq.front().map_or(false, |w| w.left_ns == 0) {
             let w = self.vcpus[v].irq.pop_front().unwrap();
@@ -527,6 +577,7 @@ impl World {
         vc.hv_debt_ns += c;
         vc.ple_spun_ns = 0;
         vc.ple_window_cycles = grow_window(vc.ple_window_cycles, ple.window_cycles, ple.grow, ple.max_cycles);
+        self.poll_mailbox(v);
         let vm = self.vcpus[v].vm;
         for i in 0..self.vm_facts[vm].vcpus.len() {
             self.sync_facts(self.vm_facts[vm].vcpus[i]);
@@ -576,5 +627,30 @@ mod tests {
         assert_eq!(shrink_window(65536, 4096, 0), 4096);
         assert_eq!(shrink_window(65536, 4096, 2), 32768);
         assert_eq!(shrink_window(5000, 4096, 2), 4096);
+    }
+
+    /// KVM `__grow_ple_window` / `__shrink_ple_window` (arch/x86/kvm/x86.h): a modifier below
+    /// the base multiplies or divides, one at or above it adds or subtracts; grow is capped at
+    /// `ple_window_max`, shrink floored at the base `ple_window`; a modifier of 0 resets.
+    #[test]
+    fn ple_window_modifiers_at_or_above_the_base_add_and_subtract_within_the_clamps() {
+        let base = 4096;
+        assert_eq!(grow_window(4096, base, 0, u64::MAX), base, "grow 0 resets to base");
+        assert_eq!(grow_window(4096, base, 4096, u64::MAX), 8192, "grow = base adds");
+        assert_eq!(grow_window(10_000, base, 5000, u64::MAX), 15_000, "grow > base adds");
+        assert_eq!(grow_window(10_000, base, 5000, 12_000), 12_000, "capped at the maximum");
+        assert_eq!(grow_window(u32::MAX as u64, base, 2, u32::MAX as u64), u32::MAX as u64, "stays at UINT_MAX");
+        assert_eq!(grow_window(3, 1, 3, 100), 6, "base 1: grow 3 adds");
+        assert_eq!(shrink_window(20_000, base, 5000), 15_000, "shrink > base subtracts");
+        assert_eq!(shrink_window(6000, base, 5000), base, "floored at base (KVM's unsigned val - modifier would wrap here)");
+        assert_eq!(shrink_window(65_536, base, 4), 16_384, "shrink < base divides");
+        assert_eq!(shrink_window(4096, base, 4), base, "never below base");
+        // Grow then shrink round trip with the KVM defaults (grow 2, shrink 0).
+        let mut w = base;
+        for _ in 0..5 {
+            w = grow_window(w, base, 2, u32::MAX as u64);
+        }
+        assert_eq!(w, 4096 * 32);
+        assert_eq!(shrink_window(w, base, 0), base);
     }
 }

@@ -1,5 +1,8 @@
 //! The hypervisor: the machinery around vCPUs (`machine`) and the schedulers (`sched`).
 
+pub mod background;
+pub mod halt_poll;
 pub mod machine;
 pub mod sched;
 pub mod tasklet;
+pub mod vipi;

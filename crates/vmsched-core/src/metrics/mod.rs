@@ -29,13 +29,15 @@ pub struct TimeBuckets {
     pub irq: Ns,
     /// Re-fetching a working set after a migration or eviction.
     pub cache_refill: Ns,
-    /// Hypervisor: world switches, scheduler calls, exit handling.
+    /// Hypervisor: world switches, scheduler calls, exit handling, background spins.
     pub hv: Ns,
+    /// KVM halt polling: the halted vCPU kept its pCPU, waiting for a wake-up.
+    pub halt_poll: Ns,
 }
 
 impl TimeBuckets {
     pub fn total(&self) -> Ns {
-        self.useful + self.lock_spin + self.ipi_wait + self.barrier_spin + self.mutex_spin + self.irq + self.cache_refill + self.hv
+        self.useful + self.lock_spin + self.ipi_wait + self.barrier_spin + self.mutex_spin + self.irq + self.cache_refill + self.hv + self.halt_poll
     }
     pub fn add(&mut self, o: &TimeBuckets) {
         self.useful += o.useful;
@@ -46,6 +48,7 @@ impl TimeBuckets {
         self.irq += o.irq;
         self.cache_refill += o.cache_refill;
         self.hv += o.hv;
+        self.halt_poll += o.halt_poll;
     }
 }
 

@@ -53,6 +53,9 @@ pub struct VmResult {
     /// Figures of the benchmark workloads (`stream`, `epcc`, `imb`) that finished, by
     /// workload tag `w<j>` (j = index in the VM's `workloads`).
     pub bench: BTreeMap<String, BTreeMap<String, f64>>,
+    /// KVM halt polling: halts that polled, and those a wake-up ended during the poll.
+    pub halt_polls: u64,
+    pub halt_polls_successful: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -95,6 +98,8 @@ pub struct PcpuResult {
     pub idle_while_waiting_ns: Ns,
     pub hv_ns: Ns,
     pub guest_ns: Ns,
+    /// Part of `hv_ns` taken by the background load (`host.background`).
+    pub background_ns: Ns,
     pub sched_calls: u64,
     pub context_switches: u64,
     pub sched_calls_per_s: f64,
@@ -146,6 +151,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
     for (i, vm) in w.vms.iter().enumerate() {
         let mut t = TimeBuckets::default();
         let (mut halted, mut steal, mut cpu, mut mig, mut lhp, mut lwp) = (0, 0, 0, 0, 0, 0);
+        let (mut polls, mut polls_ok) = (0, 0);
         let mut exits = [0u64; 6];
         let mut online = 0;
         for &v in &vm.vcpus {
@@ -157,6 +163,8 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             mig += vc.migrations;
             lhp += vc.lhp;
             lwp += vc.lwp;
+            polls += vc.halt_polls;
+            polls_ok += vc.halt_polls_successful;
             online += vc.online as u32;
             for (k, e) in vc.exits.iter().enumerate() {
                 exits[k] += e;
@@ -204,6 +212,8 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
                     crate::guest::workloads::metrics(sc.vms[i].vcpus, wl, &tag, &vm.marks).map(|m| (tag, m))
                 })
                 .collect(),
+            halt_polls: polls,
+            halt_polls_successful: polls_ok,
         });
     }
     let ideal = gps_shares(n_p, &demand, &weight);
@@ -238,6 +248,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             idle_while_waiting_ns: w.idle_wait.per_pcpu_ns[p],
             hv_ns: pc.hv_ns,
             guest_ns: pc.guest_ns,
+            background_ns: pc.bg_ns,
             sched_calls: pc.sched_calls,
             context_switches: pc.context_switches,
             sched_calls_per_s: pc.sched_calls as f64 / secs,

@@ -106,6 +106,9 @@ pub struct HostSpec {
     pub cpu_ghz: f64,
     #[serde(default)]
     pub costs: CostParams,
+    /// Non-preemptible per-pCPU background load (seed 004 §7.5); `hv::background`.
+    #[serde(default)]
+    pub background: Option<crate::hv::background::BackgroundSpec>,
 }
 
 fn one() -> u32 {
@@ -125,11 +128,23 @@ pub struct HypervisorSpec {
     pub params: BTreeMap<String, toml::Value>,
     #[serde(default)]
     pub ple: PleSpec,
+    /// How a virtual IPI reaches a running target vCPU (seed 004 §5.4, §6.3); `hv::vipi`.
+    #[serde(default)]
+    pub vipi_delivery: crate::hv::vipi::VipiDelivery,
+    /// KVM halt polling (`virt/kvm/kvm_main.c kvm_vcpu_halt`); `hv::halt_poll`.
+    #[serde(default)]
+    pub halt_poll: crate::hv::halt_poll::HaltPollSpec,
 }
 
 impl Default for HypervisorSpec {
     fn default() -> Self {
-        HypervisorSpec { scheduler: default_scheduler(), params: BTreeMap::new(), ple: PleSpec::default() }
+        HypervisorSpec {
+            scheduler: default_scheduler(),
+            params: BTreeMap::new(),
+            ple: PleSpec::default(),
+            vipi_delivery: Default::default(),
+            halt_poll: Default::default(),
+        }
     }
 }
 
@@ -245,6 +260,11 @@ pub struct GuestSpec {
     pub tick_us: f64,
     #[serde(default = "yes")]
     pub tickless: bool,
+    /// Busy vCPUs take a timer-interrupt exit and run the tick handler every `tick_us`
+    /// (Linux ticks busy CPUs at HZ unless `nohz_full`). Off by default so that scenarios
+    /// written before it keep their results; `hv::vipi`.
+    #[serde(default)]
+    pub busy_tick: bool,
     /// vCPU that receives device interrupts.
     #[serde(default)]
     pub irq_vcpu: u32,
@@ -365,6 +385,7 @@ impl Default for GuestSpec {
             balance_interval_us: default_guest_balance_us(),
             tick_us: default_tick_us(),
             tickless: true,
+            busy_tick: false,
             irq_vcpu: 0,
             online_vcpus: None,
             paravirt: ParavirtSpec::default(),

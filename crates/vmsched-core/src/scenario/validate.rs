@@ -72,6 +72,9 @@ pub fn validate_with(sc: &Scenario, schedulers: &[&str]) -> Res {
     }
     check_time_ms("max_duration_ms", sc.max_duration_ms)?;
     let host = check_host(&sc.host)?;
+    if let Some(bg) = &sc.host.background {
+        crate::hv::background::validate(bg, host.n_pcpus)?;
+    }
     check_hypervisor(&sc.hypervisor, schedulers)?;
 
     if sc.vms.is_empty() {
@@ -391,7 +394,7 @@ fn check_hypervisor(hv: &HypervisorSpec, schedulers: &[&str]) -> Res {
     if ple.grow == Some(0) {
         return err("hypervisor.ple.grow", "must be ≥ 1 (1 = fixed window, as in Xen), got 0");
     }
-    Ok(())
+    crate::hv::halt_poll::validate(&hv.halt_poll)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -131,18 +131,14 @@ impl World {
 
     /// Close every open interval at the current time (end of run).
     pub(crate) fn settle(&mut self) {
-        let now = self.now();
         for v in 0..self.vcpus.len() {
             self.advance(v);
             self.close_state_interval(v);
         }
         self.settle_tasklets();
-        self.idle_wait.settle(now);
-        for pc in &mut self.pcpus {
-            if let Some(s) = pc.idle_since {
-                pc.idle_ns += now - s;
-                pc.idle_since = Some(now);
-            }
+        self.idle_wait.settle(self.now());
+        for p in 0..self.pcpus.len() {
+            self.close_idle(p);
         }
     }
 }

@@ -10,6 +10,8 @@ pub mod control;
 pub mod state;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vmkit_tests;
 
 use std::collections::BTreeMap;
 
@@ -65,6 +67,8 @@ pub(crate) enum Ev {
     TaskletDone(PcpuId),
     /// A client request of arrival source `.1` reaches VM `.0` (`guest/requests.rs`).
     RequestArrive(VmId, usize),
+    /// Period `k` of the background load begins on a pCPU (`hv::background`).
+    Background(PcpuId, u64),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -98,6 +102,9 @@ pub struct World {
     /// Actions applied so far (for the results).
     pub(crate) actions: Vec<control::ActionRecord>,
     pub(crate) idle_wait: IdleWhileWaiting,
+    pub(crate) vipi_delivery: crate::hv::vipi::VipiDelivery,
+    pub(crate) halt_poll: crate::hv::halt_poll::HaltPollCfg,
+    pub(crate) background: Option<crate::hv::background::Background>,
 }
 
 pub struct Simulation {
@@ -163,6 +170,8 @@ impl Simulation {
             shrink: ple_spec.shrink,
             max_cycles: ple_spec.window_max_cycles,
         };
+        let halt_poll = crate::hv::halt_poll::HaltPollCfg::new(&sc.hypervisor.halt_poll, sched.halt_polls_by_default());
+        let background = sc.host.background.as_ref().map(|b| crate::hv::background::Background::new(b, n_p));
         let mut w = World {
             q: EventQueue::new(),
             topo,
@@ -184,6 +193,9 @@ impl Simulation {
             seed,
             actions: Vec::new(),
             idle_wait: IdleWhileWaiting::new(n_p),
+            vipi_delivery: sc.hypervisor.vipi_delivery,
+            halt_poll,
+            background,
         };
         let mut to_completion = sc.duration_ms.is_none();
         let mut global_vcpu = 0usize;
@@ -220,6 +232,7 @@ impl Simulation {
                 balance_ns: us_to_ns(vs.guest.balance_interval_us).max(1),
                 tick_ns: us_to_ns(vs.guest.tick_us).max(1),
                 tickless: vs.guest.tickless,
+                busy_tick: vs.guest.busy_tick,
                 irq_vcpu: vs.guest.irq_vcpu,
                 pv: vs.guest.paravirt.clone(),
                 pv_spin_ns: w.topo.cycles_to_ns(vs.guest.paravirt.spin_loops.saturating_mul(vs.guest.paravirt.pause_cycles)),
@@ -503,12 +516,13 @@ impl World {
         }
         for v in 0..self.vcpus.len() {
             let vm = &self.vms[self.vcpus[v].vm];
-            if !vm.tickless && self.vcpus[v].run == RunState::Blocked {
+            if (!vm.tickless && self.vcpus[v].run == RunState::Blocked) || (vm.busy_tick && self.vcpus[v].online) {
                 let at = vm.tick_ns;
                 self.q.arm(&mut self.vcpus[v].tick_timer, at, Ev::GuestTick(v));
             }
         }
         self.start_arrivals();
+        self.background_start();
         for vm in 0..self.vms.len() {
             let at = self.vms[vm].balance_ns;
             self.q.arm(&mut self.vms[vm].balance_timer, at, Ev::GuestBalance(vm));
@@ -560,6 +574,7 @@ impl World {
                     self.request_arrive(vm, s);
                 }
             }
+            Ev::Background(p, k) => self.background_tick(p, k),
             Ev::GuestBalance(vm) => {
                 if self.vms[vm].balance_timer.fire(gen) {
                     self.guest_balance(vm);

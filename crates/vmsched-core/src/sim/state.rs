@@ -45,6 +45,10 @@ pub struct Pcpu {
     pub context_switches: u64,
     pub migrations_in: u64,
     pub tasklet: crate::hv::tasklet::PcpuTasklets,
+    /// Current or last background spin (`hv::background`) and the background time so far.
+    pub bg_start: Ns,
+    pub bg_until: Ns,
+    pub bg_ns: Ns,
 }
 
 /// A unit of interrupt work the vCPU runs before resuming its thread.
@@ -65,6 +69,8 @@ pub enum IrqAction {
     Hotplug(VmId),
     /// Network receive interrupt: a client request arrived on a port (`sent_at` = arrival).
     RequestRx(usize),
+    /// Guest timer tick handler (`hv::vipi` busy ticks).
+    Tick,
     Nothing,
 }
 
@@ -113,6 +119,15 @@ pub struct Vcpu {
     pub lwp: u64,
     /// Affinity coefficient of the task last switched in (DP-Scheduling PI slot, seed 003 §3.3).
     pub ac_pct: u8,
+    /// Background spin of its pCPU still to sit out (`hv::background`).
+    pub bg_debt_ns: Ns,
+    /// KVM halt polling (`hv::halt_poll`): window, start of the current halt, end of the
+    /// current poll, polls attempted and successful.
+    pub halt_poll_ns: Ns,
+    pub halt_started: Option<Ns>,
+    pub poll_until: Option<Ns>,
+    pub halt_polls: u64,
+    pub halt_polls_successful: u64,
 }
 
 impl Vcpu {
@@ -150,6 +165,12 @@ impl Vcpu {
             lhp: 0,
             lwp: 0,
             ac_pct: crate::guest::affinity::AC_INITIAL_PCT as u8,
+            bg_debt_ns: 0,
+            halt_poll_ns: 0,
+            halt_started: None,
+            poll_until: None,
+            halt_polls: 0,
+            halt_polls_successful: 0,
         }
     }
     pub fn count_exit(&mut self, r: ExitReason) {
@@ -343,6 +364,7 @@ pub struct Vm {
     pub balance_ns: Ns,
     pub tick_ns: Ns,
     pub tickless: bool,
+    pub busy_tick: bool,
     pub irq_vcpu: u32,
     pub pv: crate::scenario::ParavirtSpec,
     /// pv spinlock spin budget before halting.

@@ -428,6 +428,14 @@ impl HvScheduler for Cfs {
         true
     }
 
+    fn halt_polls_by_default(&self) -> bool {
+        true
+    }
+
+    fn single_task_running(&self, p: PcpuId) -> bool {
+        self.rq.get(p).map_or(true, |q| q.is_empty())
+    }
+
     fn yield_stats(&self) -> (u64, u64) {
         (self.dy_attempted, self.dy_successful)
     }

@@ -153,6 +153,15 @@ pub trait HvScheduler: Send {
     fn ple_grows_by_default(&self) -> bool {
         false
     }
+    /// Whether KVM halt polling is on by default (`hv::halt_poll`; KVM: yes; Xen: no).
+    fn halt_polls_by_default(&self) -> bool {
+        false
+    }
+    /// No other task is queued on pCPU `p` (Linux `single_task_running()`, which stops KVM's
+    /// halt-poll loop). Policies without a per-pCPU queue answer true.
+    fn single_task_running(&self, _p: PcpuId) -> bool {
+        true
+    }
     /// Directed-yield statistics: (attempted, successful).
     fn yield_stats(&self) -> (u64, u64) {
         (0, 0)
