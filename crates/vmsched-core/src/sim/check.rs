@@ -113,8 +113,13 @@ impl World {
             if sum != now {
                 return Err(format!("pcpu {p}: idle {} + hv {} + guest {} = {sum} != {now}", pc.idle_ns, pc.hv_ns, pc.guest_ns));
             }
-            if self.idle_wait.per_pcpu_ns[p] > pc.idle_ns {
-                return Err(format!("pcpu {p}: idle while waiting {} exceeds idle {}", self.idle_wait.per_pcpu_ns[p], pc.idle_ns));
+            // A background spin on a pCPU without a vCPU is hypervisor time, but the pCPU still
+            // has no vCPU for the idle-while-waiting metric.
+            if self.idle_wait.per_pcpu_ns[p] > pc.idle_ns + pc.bg_ns {
+                return Err(format!(
+                    "pcpu {p}: idle while waiting {} exceeds idle {} + background {}",
+                    self.idle_wait.per_pcpu_ns[p], pc.idle_ns, pc.bg_ns
+                ));
             }
         }
         for (v, vc) in self.vcpus.iter().enumerate() {
