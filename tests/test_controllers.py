@@ -53,6 +53,7 @@ def test_pin_actions_move_vcpus_and_are_recorded():
     assert last["vms"][1]["vcpus"][0]["pcpu"] == 2
     acts = r.actions
     assert list(acts["action"]) == ["pin", "pin", "pin"]
+    assert list(acts["pcpus"]) == ["3", "3", "2"]
     assert set(acts["by"]) == {"Recorder"} and set(acts["t_ms"]) == {10.0}
     # Two vCPUs share pCPU 3 after 10 ms: they steal from each other.
     assert r.vcpus["steal_ns"].iloc[0] > 0

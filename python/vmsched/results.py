@@ -96,7 +96,11 @@ class Results:
     # -- tables ----------------------------------------------------------------------------
     def _get(self, name: str) -> pd.DataFrame:
         if name not in self._tables:
-            df = _table(self.summary.get(name, []) or [])
+            rows = self.summary.get(name, []) or []
+            if name == "actions":
+                # keep the pCPU list of `pin` actions (flatten drops lists)
+                rows = [{**r, "pcpus": ",".join(map(str, r["pcpus"]))} if "pcpus" in r else r for r in rows]
+            df = _table(rows)
             if name == "vms":
                 df = _derive_vm_columns(df, self.sim_time_ns)
             self._tables[name] = df
@@ -117,7 +121,7 @@ class Results:
     @property
     def actions(self) -> pd.DataFrame:
         """Controller actions in the order applied: ``t_ms``, ``by``, ``action`` and the
-        action's fields (``vm``, ``vcpu``, ``count``, ``pcpus``, ``weight``, ``cap_pct``)."""
+        action's fields (``vm``, ``vcpu``, ``count``, ``pcpus``, ``weight``, ``cap_pct``); ``pcpus`` is a comma-separated list."""
         return self._get("actions")
 
     @property
