@@ -98,6 +98,8 @@ pub struct World {
     /// Actions applied so far (for the results).
     pub(crate) actions: Vec<control::ActionRecord>,
     pub(crate) idle_wait: IdleWhileWaiting,
+    /// Virtual PMUs of the vCPUs (synthesised only for policies that read them).
+    pub(crate) pmu: crate::hv::perfcounters::Pmu,
 }
 
 pub struct Simulation {
@@ -184,6 +186,7 @@ impl Simulation {
             seed,
             actions: Vec::new(),
             idle_wait: IdleWhileWaiting::new(n_p),
+            pmu: Default::default(),
         };
         let mut to_completion = sc.duration_ms.is_none();
         let mut global_vcpu = 0usize;
@@ -325,6 +328,12 @@ impl Simulation {
             }
             w.vm_facts.push(VmFacts { weight: vs.weight, cap_pct: vs.cap_pct, vcpus: vcpu_ids });
             w.vms.push(vm);
+        }
+        let pmu_vms: Vec<(String, usize)> = w.vms.iter().map(|vm| (vm.name.clone(), vm.vcpus.len())).collect();
+        let reads_pmu = w.sched.as_ref().map_or(false, |s| s.reads_pmu());
+        w.pmu = crate::hv::perfcounters::Pmu::new(reads_pmu, sc.host.cpu_ghz, seed, &pmu_vms);
+        if let Some(s) = w.sched.as_mut() {
+            s.set_seed(seed);
         }
         w.facts = (0..w.vcpus.len()).map(|v| w.facts_of(v)).collect();
         let horizon_ms = sc.duration_ms.unwrap_or(sc.max_duration_ms);
@@ -537,6 +546,7 @@ impl World {
             Ev::SchedTimer(id) => {
                 let fire = self.sched_timers.get_mut(&id).map_or(false, |t| t.fire(gen));
                 if fire {
+                    self.pmu_refresh();
                     self.with_sched(|s, view| s.timer(view, id));
                 }
             }

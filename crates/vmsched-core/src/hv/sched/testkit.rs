@@ -39,6 +39,8 @@ impl Kit {
                     preempted: false,
                     preempted_in_kernel: false,
                     spinning: false,
+                    ac_pct: 50,
+                    pmu: Default::default(),
                 });
                 ids.push(id);
             }

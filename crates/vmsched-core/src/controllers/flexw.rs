@@ -1,0 +1,261 @@
+//! FlexW, Flex's flexible vCPU weights for VM-level fairness (seed 002_4e0f89b222427189.txt,
+//! "FlexW Design", "Practical Considerations", "Implementation"), as a controller that sets VM
+//! weights: it composes with any proportional-share scheduler (credit, credit2, cfs).
+//!
+//! Every `interval_ms` (30 ms, the seed runs FlexW in `csched_acct()`):
+//! - demand: what each VM's vCPUs were running or runnable-waiting for over the period
+//!   (Σ Δ`run_ns` + Δ`steal_ns`), so a VM can never demand more than its vCPUs × period
+//!   (its peak demand);
+//! - ideal share `S_i,GPS`: generalised processor sharing of `P × period` (P = pCPUs) by the
+//!   configured VM weights among the VMs that demanded CPU, water-filled (`metrics::gps_shares`):
+//!   a VM that demands less than its weighted share gets its demand ("infeasible weight → peak
+//!   demand as the fair share");
+//! - lag `lag_i = (S_i,GPS − S_i) / S_i,GPS` with `S_i` the CPU the VM received in the period;
+//! - real-time weight `w'_i = w_i + w_i · lag_i`, where `w_i` is the VM's current real-time
+//!   weight; the real-time weights of the VMs that demanded CPU are then scaled so that they sum
+//!   to the sum of those VMs' configured weights, and issued as `SetWeight` (rounded, within
+//!   1..=65535) when they change;
+//! - every `reset_ms` (10 s) every real-time weight returns to the configured weight ("VMs
+//!   demanding less than its share will have ever increasing real-time weight → reset
+//!   real-time weight every 10s").
+//!
+//! Choices where the seed is ambiguous (also in docs/policies.md `## flexw`):
+//! - the lag is over the last period, and `w` in `w + w·lag` is the real-time weight (the
+//!   update compounds). The other reading — lag since the last reset applied to the configured
+//!   weight — is a proportional controller: holding 1- and 4-vCPU VMs at equal shares under
+//!   credit would need a standing lag of tens of percent, and it could never produce the
+//!   seed's "ever increasing real-time weight". The compounding update integrates the error and
+//!   drives the per-period lag to zero;
+//! - "normalised": Σ w' over demanding VMs = Σ w, so only ratios change and the scale cannot
+//!   drift to the 1 or 65535 limits;
+//! - the configured weights are those the controller sees at its first step (later `SetWeight`
+//!   actions by others are not taken as new configured weights);
+//! - the controller acts one period late with respect to credit's accounting (it sees the host
+//!   after `csched_acct` has run, the seed's code runs inside it); the weight applies from the
+//!   next accounting.
+//!
+//! Leaves out: the per-vCPU split of the seed's Xen implementation (it adjusts the VM's credit
+//! refill; here the scheduler's own weight semantics — credit: every active vCPU of a VM weighs
+//! the VM weight — turn the VM weight into shares, and the feedback corrects for them).
+
+use super::{ms_to_ns, Action, Controller, HostStats, MAX_WEIGHT};
+use crate::engine::Ns;
+use crate::hv::sched::Params;
+use crate::metrics::gps_shares;
+use crate::scenario::ScenarioError;
+
+/// One FlexW update on a period: returns (GPS shares, lags, new real-time weights).
+/// `used`/`demand` are per-VM CPU time received/demanded in the period, `capacity` is
+/// pCPUs × period, all in the same unit.
+pub fn flexw_update(capacity: f64, base: &[f64], rt: &[f64], used: &[f64], demand: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let gps = gps_shares(capacity, demand, base);
+    let lag: Vec<f64> = gps.iter().zip(used).map(|(&g, &s)| if g > 0.0 { (g - s) / g } else { 0.0 }).collect();
+    let mut w: Vec<f64> = rt.iter().zip(&lag).map(|(&w, &l)| (w + w * l).max(0.0)).collect();
+    let demanding: Vec<usize> = (0..w.len()).filter(|&i| gps[i] > 0.0).collect();
+    let sum_w: f64 = demanding.iter().map(|&i| w[i]).sum();
+    let sum_base: f64 = demanding.iter().map(|&i| base[i]).sum();
+    if sum_w > 0.0 {
+        for &i in &demanding {
+            w[i] *= sum_base / sum_w;
+        }
+    }
+    (gps, lag, w)
+}
+
+pub struct FlexW {
+    interval_ns: Ns,
+    reset_ns: Ns,
+    base: Vec<f64>,
+    rt: Vec<f64>,
+    /// Weights last issued (or configured).
+    issued: Vec<u32>,
+    /// Per VM (Σ run_ns, Σ run_ns + steal_ns) at the previous step.
+    prev: Vec<(Ns, Ns)>,
+    prev_at: Ns,
+    next_reset: Ns,
+}
+
+impl FlexW {
+    pub fn from_params(p: &mut Params) -> Result<Self, ScenarioError> {
+        // seed 002 "Implementation": FlexW in csched_acct(), invoked every 30 ms.
+        let interval_ms = p.f64("interval_ms", 30.0, 0.1, 1e6)?;
+        // seed 002 "Practical Considerations": reset real-time weight every 10 s.
+        let reset_ms = p.f64("reset_ms", 10_000.0, 1.0, 1e9)?;
+        Ok(FlexW {
+            interval_ns: ms_to_ns(interval_ms).max(1),
+            reset_ns: ms_to_ns(reset_ms).max(1),
+            base: Vec::new(),
+            rt: Vec::new(),
+            issued: Vec::new(),
+            prev: Vec::new(),
+            prev_at: 0,
+            next_reset: 0,
+        })
+    }
+
+    /// The real-time weights (unrounded).
+    pub fn real_time_weights(&self) -> &[f64] {
+        &self.rt
+    }
+
+    fn totals(s: &HostStats) -> Vec<(Ns, Ns)> {
+        s.vms.iter().map(|vm| vm.vcpus.iter().fold((0, 0), |(r, d), v| (r + v.run_ns, d + v.run_ns + v.steal_ns))).collect()
+    }
+
+    fn issue(&mut self) -> Vec<Action> {
+        let mut acts = Vec::new();
+        for (i, &w) in self.rt.iter().enumerate() {
+            let w = (w.round() as u32).clamp(1, MAX_WEIGHT);
+            if w != self.issued[i] {
+                self.issued[i] = w;
+                acts.push(Action::SetWeight { vm: i, weight: w });
+            }
+        }
+        acts
+    }
+}
+
+impl Controller for FlexW {
+    fn name(&self) -> &'static str {
+        "flexw"
+    }
+    fn interval_ns(&self) -> Ns {
+        self.interval_ns
+    }
+    fn step(&mut self, s: &HostStats) -> Vec<Action> {
+        if self.base.is_empty() {
+            self.base = s.vms.iter().map(|vm| vm.weight as f64).collect();
+            self.rt = self.base.clone();
+            self.issued = s.vms.iter().map(|vm| vm.weight).collect();
+            self.prev = vec![(0, 0); s.vms.len()];
+            self.prev_at = 0;
+            self.next_reset = self.reset_ns;
+        }
+        let now = Self::totals(s);
+        let period = s.now_ns.saturating_sub(self.prev_at) as f64;
+        let used: Vec<f64> = now.iter().zip(&self.prev).map(|(n, p)| (n.0 - p.0) as f64).collect();
+        let demand: Vec<f64> = now.iter().zip(&self.prev).map(|(n, p)| (n.1 - p.1) as f64).collect();
+        self.prev = now;
+        self.prev_at = s.now_ns;
+        if s.now_ns >= self.next_reset {
+            self.next_reset = (s.now_ns / self.reset_ns + 1) * self.reset_ns;
+            self.rt = self.base.clone();
+            return self.issue();
+        }
+        if period <= 0.0 {
+            return Vec::new();
+        }
+        let (_, _, w) = flexw_update(s.pcpus.len() as f64 * period, &self.base, &self.rt, &used, &demand);
+        self.rt = w;
+        self.issue()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controllers::tests::host;
+    use std::collections::BTreeMap;
+
+    fn close(a: &[f64], b: &[f64]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9)
+    }
+
+    #[test]
+    fn hand_computed_lag_and_weights_for_vms_of_one_to_four_vcpus() {
+        // 4 pCPUs, a 30 ms period: 120 ms of CPU. Hogs demand 30/60/90/120 ms; credit gave
+        // each vCPU 12 ms (120 ms over 10 vCPUs): 12/24/36/48 ms.
+        // GPS with equal weights: 30 each. Lags (30-12)/30 = 0.6, 0.2, -0.2, -0.6.
+        // w' = 256·(1 + lag) = 409.6, 307.2, 204.8, 102.4 (sum 1024 = Σ w, so unscaled).
+        let b = [256.0; 4];
+        let (gps, lag, w) = flexw_update(120.0, &b, &b, &[12.0, 24.0, 36.0, 48.0], &[30.0, 60.0, 90.0, 120.0]);
+        assert!(close(&gps, &[30.0; 4]), "{gps:?}");
+        assert!(close(&lag, &[0.6, 0.2, -0.2, -0.6]), "{lag:?}");
+        assert!(close(&w, &[409.6, 307.2, 204.8, 102.4]), "{w:?}");
+        // The next period starts from the real-time weights: with the shares now right the
+        // weights stay.
+        let (_, lag2, w2) = flexw_update(120.0, &b, &w, &[30.0; 4], &[30.0, 60.0, 90.0, 120.0]);
+        assert!(close(&lag2, &[0.0; 4]) && close(&w2, &w));
+    }
+
+    #[test]
+    fn peak_demand_below_the_share_is_the_fair_share() {
+        // A 1-vCPU VM and a 4-vCPU VM, equal weights, 4 pCPUs: the weighted share is 60 ms
+        // each, but the 1-vCPU VM can use at most 30 (its peak demand), so GPS gives it 30 and
+        // the other 90. Receiving exactly that, neither lags and the weights stay.
+        let b = [256.0, 256.0];
+        let (gps, lag, w) = flexw_update(120.0, &b, &b, &[30.0, 90.0], &[30.0, 120.0]);
+        assert!(close(&gps, &[30.0, 90.0]), "{gps:?}");
+        assert!(close(&lag, &[0.0, 0.0]) && close(&w, &b));
+        // Weights 3:1 — the heavier VM still cannot use more than its peak.
+        let (gps, _, _) = flexw_update(120.0, &[768.0, 256.0], &[768.0, 256.0], &[30.0, 90.0], &[30.0, 120.0]);
+        assert!(close(&gps, &[30.0, 90.0]), "{gps:?}");
+        // A VM with no demand takes no share and keeps its weight; the others' weights are
+        // normalised among themselves.
+        let (gps, lag, w) = flexw_update(120.0, &[256.0; 3], &[256.0; 3], &[0.0, 50.0, 70.0], &[0.0, 120.0, 120.0]);
+        assert!(close(&gps, &[0.0, 60.0, 60.0]));
+        assert!(close(&lag, &[0.0, 1.0 / 6.0, -1.0 / 6.0]));
+        assert!(close(&w, &[256.0, 256.0 * 7.0 / 6.0, 256.0 * 5.0 / 6.0]), "{w:?}");
+    }
+
+    fn fw() -> FlexW {
+        let m = BTreeMap::new();
+        let mut p = Params::with_prefix(&m, "controller.params");
+        let f = FlexW::from_params(&mut p).unwrap();
+        p.finish("flexw").unwrap();
+        f
+    }
+
+    /// 30 ms on the fake host: `run`/`steal` ms per vCPU of each VM.
+    fn period(s: &mut HostStats, per_vm: &[(u64, u64)]) {
+        s.now_ns += 30_000_000;
+        for (vm, &(run, steal)) in s.vms.iter_mut().zip(per_vm) {
+            for v in vm.vcpus.iter_mut() {
+                v.run_ns += run * 1_000_000;
+                v.steal_ns += steal * 1_000_000;
+            }
+        }
+    }
+
+    #[test]
+    fn a_vm_that_always_lags_gains_weight_every_period_until_the_ten_second_reset() {
+        // Two 1-vCPU VMs on 2 pCPUs: VM 0 runs 20 of 30 ms and waits 5 (demand 25 < its 30 ms
+        // share), VM 1 runs all 30. VM 0 lags 5/25 = 0.2 every period and its real-time weight
+        // grows every period; the reset at 10 s puts both weights back to 256.
+        let mut c = fw();
+        let mut s = host(2, &[(1, 256), (1, 256)]);
+        let mut last = 256.0;
+        for k in 1..=333 {
+            period(&mut s, &[(20, 5), (30, 0)]);
+            let acts = c.step(&s);
+            let w0 = c.real_time_weights()[0];
+            assert!(w0 >= last && (k > 50 || w0 > last), "period {k}: {w0} < {last}");
+            last = w0;
+            if k == 1 {
+                // 256·1.2 = 307.2 and 256·1.0, scaled to sum 512: 279.27 and 232.73.
+                assert_eq!(acts, vec![Action::SetWeight { vm: 0, weight: 279 }, Action::SetWeight { vm: 1, weight: 233 }]);
+            }
+            for a in &acts {
+                if let Action::SetWeight { vm, weight } = *a {
+                    s.vms[vm].weight = weight;
+                }
+            }
+        }
+        assert_eq!(s.now_ns, 9_990_000_000);
+        assert!(s.vms[0].weight > 500, "ever increasing: {}", s.vms[0].weight);
+        period(&mut s, &[(20, 5), (30, 0)]);
+        let acts = c.step(&s);
+        assert_eq!(s.now_ns, 10_020_000_000);
+        assert!(acts.contains(&Action::SetWeight { vm: 0, weight: 256 }), "{acts:?}");
+        assert!(acts.contains(&Action::SetWeight { vm: 1, weight: 256 }), "{acts:?}");
+        assert_eq!(c.real_time_weights(), &[256.0, 256.0]);
+    }
+
+    #[test]
+    fn bad_parameters_name_the_field() {
+        let mut m = BTreeMap::new();
+        m.insert("interval_ms".to_string(), toml::Value::Float(0.0));
+        let e = FlexW::from_params(&mut Params::with_prefix(&m, "controller.params")).err().unwrap();
+        assert_eq!(e.path, "controller.params.interval_ms");
+    }
+}
