@@ -23,6 +23,7 @@
 //! host (a guest that refuses to unplug); the simulator applies every valid action.
 
 pub mod flexcore;
+pub mod flexw;
 
 use serde::{Deserialize, Serialize};
 
@@ -183,6 +184,7 @@ pub fn build(spec: &ControllerSpec) -> Result<Box<dyn Controller>, ScenarioError
     let mut p = crate::hv::sched::Params::with_prefix(&spec.params, "controller.params");
     let c: Box<dyn Controller> = match spec.name.as_str() {
         "flexcore" => Box::new(flexcore::FlexCore::from_params(&mut p)?),
+        "flexw" => Box::new(flexw::FlexW::from_params(&mut p)?),
         other => {
             let known: Vec<&str> = catalog().iter().map(|c| c.0).collect();
             return Err(ScenarioError::new("controller.name", format!("unknown controller `{other}` (known: {})", known.join(", "))));
@@ -193,11 +195,18 @@ pub fn build(spec: &ControllerSpec) -> Result<Box<dyn Controller>, ScenarioError
 }
 
 pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
-    vec![(
-        "flexcore",
-        "FlexCore vCPU ballooning: PLE-based contention detection, weight-proportional vCPU counts, guest hotplug, 1:1 binding",
-        "seed 000_e4beefc956462be7.txt §3",
-    )]
+    vec![
+        (
+            "flexcore",
+            "FlexCore vCPU ballooning: PLE-based contention detection, weight-proportional vCPU counts, guest hotplug, 1:1 binding",
+            "seed 000_e4beefc956462be7.txt §3",
+        ),
+        (
+            "flexw",
+            "Flex's FlexW: every 30 ms, VM lag against GPS shares of the measured demand (run + steal) compounds into real-time VM weights (SetWeight), reset every 10 s",
+            "seed 002_4e0f89b222427189.txt (FlexW Design, Practical Considerations)",
+        ),
+    ]
 }
 
 pub(crate) fn ms_to_ns(ms: f64) -> Ns {

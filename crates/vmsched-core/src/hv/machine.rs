@@ -40,6 +40,7 @@ impl World {
             preempted_in_kernel: vc.preempted_in_kernel,
             spinning: vc.cur.map_or(false, |t| self.threads[t].act.kernel_spin()),
             ac_pct: vc.ac_pct,
+            pmu: self.pmu.counters(v),
         }
     }
 
@@ -110,8 +111,15 @@ impl World {
         self.sync_facts(v);
     }
 
-    /// Account the time a running vCPU spent since its segment started.
+    /// Account the time a running vCPU spent since its segment started (and what its virtual
+    /// PMU counted meanwhile, `hv/perfcounters.rs`).
     pub(crate) fn advance(&mut self, v: VcpuId) {
+        let before = self.vcpus[v].t;
+        self.advance_buckets(v);
+        self.pmu.account(v, &before, &self.vcpus[v].t);
+    }
+
+    fn advance_buckets(&mut self, v: VcpuId) {
         let now = self.q.now();
         let RunState::Running(p) = self.vcpus[v].run else { return };
         let vc = &mut self.vcpus[v];

@@ -3,6 +3,7 @@
 pub mod background;
 pub mod halt_poll;
 pub mod machine;
+pub mod perfcounters;
 pub mod sched;
 pub mod tasklet;
 pub mod vipi;

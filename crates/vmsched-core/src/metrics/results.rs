@@ -171,7 +171,8 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             }
         }
         demand.push(((cpu + steal) as f64 / now.max(1) as f64).min(online as f64));
-        weight.push(vm.weight as f64);
+        // The configured weight: controllers (e.g. flexw) change `vm.weight` on the way.
+        weight.push(sc.vms[i].weight as f64);
         vms.push(VmResult {
             vm: i,
             name: vm.name.clone(),

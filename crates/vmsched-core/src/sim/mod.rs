@@ -105,6 +105,8 @@ pub struct World {
     pub(crate) vipi_delivery: crate::hv::vipi::VipiDelivery,
     pub(crate) halt_poll: crate::hv::halt_poll::HaltPollCfg,
     pub(crate) background: Option<crate::hv::background::Background>,
+    /// Virtual PMUs of the vCPUs (synthesised only for policies that read them).
+    pub(crate) pmu: crate::hv::perfcounters::Pmu,
 }
 
 pub struct Simulation {
@@ -196,6 +198,7 @@ impl Simulation {
             vipi_delivery: sc.hypervisor.vipi_delivery,
             halt_poll,
             background,
+            pmu: Default::default(),
         };
         let mut to_completion = sc.duration_ms.is_none();
         let mut global_vcpu = 0usize;
@@ -338,6 +341,12 @@ impl Simulation {
             }
             w.vm_facts.push(VmFacts { weight: vs.weight, cap_pct: vs.cap_pct, vcpus: vcpu_ids });
             w.vms.push(vm);
+        }
+        let pmu_vms: Vec<(String, usize)> = w.vms.iter().map(|vm| (vm.name.clone(), vm.vcpus.len())).collect();
+        let reads_pmu = w.sched.as_ref().map_or(false, |s| s.reads_pmu());
+        w.pmu = crate::hv::perfcounters::Pmu::new(reads_pmu, sc.host.cpu_ghz, seed, &pmu_vms);
+        if let Some(s) = w.sched.as_mut() {
+            s.set_seed(seed);
         }
         w.facts = (0..w.vcpus.len()).map(|v| w.facts_of(v)).collect();
         let horizon_ms = sc.duration_ms.unwrap_or(sc.max_duration_ms);
@@ -551,6 +560,7 @@ impl World {
             Ev::SchedTimer(id) => {
                 let fire = self.sched_timers.get_mut(&id).map_or(false, |t| t.fire(gen));
                 if fire {
+                    self.pmu_refresh();
                     self.with_sched(|s, view| s.timer(view, id));
                 }
             }

@@ -125,6 +125,38 @@ impl Credit {
         }
     }
 
+    /// Whether `v` is parked by its cap.
+    pub fn parked(&self, v: VcpuId) -> bool {
+        self.units[v].parked
+    }
+
+    /// Switch running `s` on pCPU `p` with `t`, queued on another pCPU's runqueue: `t` runs on
+    /// `p` for what is left of `s`'s slice and `s` takes `t`'s place in that runqueue (inserted
+    /// by priority, not tickled unless that pCPU is idle), so neither runqueue changes length or
+    /// weight (FlexS's `load_balance_switch`, seed 002 "FlexS Design (cont')"). Returns the
+    /// decision for `p`.
+    pub fn switch_with(&mut self, view: &mut SchedView, p: PcpuId, s: VcpuId, t: VcpuId) -> Decision {
+        let now = view.now;
+        let q = self.units[t].on_runq.expect("switch target is queued");
+        self.burn(s, now);
+        let used = now.saturating_sub(self.units[s].state_entry_ns);
+        self.remove(t);
+        self.units[s].yielding = false;
+        self.insert(q, s);
+        if view.is_idle(q) && !self.tickled[q] {
+            self.tickled[q] = true;
+            view.tickle(q);
+        }
+        let u = &mut self.units[t];
+        u.yielding = false;
+        u.start_ns = now;
+        u.state_entry_ns = now;
+        if let Some(c) = &mut self.csrc {
+            c.record_switch(p, now);
+        }
+        Decision { next: Some(t), slice_ns: Some(self.tslice_ns.saturating_sub(used).max(MIN_TIMER_NS)) }
+    }
+
     fn pri_of(&self, v: Option<VcpuId>) -> Pri {
         v.map_or(Pri::Idle, |v| self.units[v].pri)
     }
@@ -485,7 +517,7 @@ mod tests {
         let map: BTreeMap<String, toml::Value> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
         let topo = Topology::new(1, 1, None, None, 2.5);
-        let fact = |vm| VcpuFacts { vm, idx: 0, run: RunState::Runnable, last_pcpu: 0, preempted: false, preempted_in_kernel: false, spinning: false, ac_pct: 50 };
+        let fact = |vm| VcpuFacts { vm, idx: 0, run: RunState::Runnable, last_pcpu: 0, preempted: false, preempted_in_kernel: false, spinning: false, ac_pct: 50, pmu: Default::default() };
         let mut facts = vec![fact(0), fact(1)];
         let vms = vec![VmFacts { weight: 256, cap_pct: 0, vcpus: vec![0] }, VmFacts { weight: 256, cap_pct: 0, vcpus: vec![1] }];
         let aff = vec![None, None];

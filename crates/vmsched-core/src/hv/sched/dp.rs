@@ -370,6 +370,7 @@ mod tests {
                     preempted_in_kernel: false,
                     spinning: false,
                     ac_pct: 50,
+                    pmu: Default::default(),
                 })
                 .collect();
             let mut r = Rig {

@@ -15,6 +15,7 @@ pub mod csrc;
 pub mod gang;
 pub mod relaxed_cosched;
 pub mod dp;
+pub mod flexs;
 pub mod rr;
 #[cfg(test)]
 pub(crate) mod testkit;
@@ -23,6 +24,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::Ns;
 use crate::host::Topology;
+use crate::hv::perfcounters::PmuCounters;
 use crate::scenario::ScenarioError;
 use crate::sim::state::{PcpuId, RunState, VcpuId, VmId};
 
@@ -41,6 +43,9 @@ pub struct VcpuFacts {
     /// Affinity coefficient (0-100) the guest published at its last context switch on this
     /// vCPU (seed 003 §3.3, `guest::affinity`); 50 until then.
     pub ac_pct: u8,
+    /// Cumulative virtual-PMU counts (`hv/perfcounters.rs`); all zero unless the policy
+    /// `reads_pmu`. Up to date at its decisions and timers.
+    pub pmu: PmuCounters,
 }
 
 #[derive(Debug, Clone)]
@@ -170,6 +175,14 @@ pub trait HvScheduler: Send {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// Whether the policy reads the virtual PMU (`VcpuFacts::pmu`): the machine then synthesises
+    /// the counters and brings those of running vCPUs up to date before each `timer` call.
+    fn reads_pmu(&self) -> bool {
+        false
+    }
+    /// The scenario's seed, once before `init`, for policies that draw random numbers (streams
+    /// named by identity, `engine::rng`).
+    fn set_seed(&mut self, _seed: u64) {}
 }
 
 /// Scheduler parameters from the scenario: typed look-ups that reject unknown keys.
@@ -253,6 +266,7 @@ pub fn build(name: &str, params: &BTreeMap<String, toml::Value>, directed_yield:
         "credit" => Box::new(credit::Credit::from_params(&mut p)?),
         "credit2" => Box::new(credit2::Credit2::from_params(&mut p)?),
         "dp" => Box::new(dp::Dp::from_params(&mut p)?),
+        "flex" => Box::new(flexs::FlexS::from_params(&mut p)?),
         "cfs" => Box::new(cfs::Cfs::from_params(&mut p, directed_yield.unwrap_or(true))?),
         "rr" => Box::new(rr::RoundRobin::from_params(&mut p)?),
         "gang" => Box::new(gang::Gang::from_params(&mut p)?),
@@ -283,6 +297,11 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
             "dp",
             "DP-Scheduling: credit1 plus dynamic pinning of vCPUs whose guest task has a high affinity coefficient (threshold 75, at most #pCPUs-1 pinned)",
             "seed 003 §3-4; xen/common/schedule.c vcpu_set_affinity",
+        ),
+        (
+            "flex",
+            "Flex's FlexS over credit1: spin detection from virtual-PMU branch-per-instruction and miss rate, the spinner yields and a sibling vCPU waiting on another pCPU takes over its slice (power of two choices); pair with the flexw controller",
+            "seed 002_4e0f89b222427189.txt (FlexS Design, Practical Considerations, Implementation)",
         ),
         (
             "cfs",

@@ -40,6 +40,7 @@ impl Kit {
                     preempted_in_kernel: false,
                     spinning: false,
                     ac_pct: 50,
+                    pmu: Default::default(),
                 });
                 ids.push(id);
             }

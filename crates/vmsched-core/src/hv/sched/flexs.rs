@@ -1,0 +1,523 @@
+//! FlexS, Flex's flexible vCPU scheduling, as a layer over Xen credit1 (seed
+//! 002_4e0f89b222427189.txt, "FlexS Design", "FlexS Design (cont')", "Practical
+//! Considerations", "Implementation"). Scheduler name `flex`; Flex's other half, FlexW (VM-level
+//! fairness by real-time weights), is the `flexw` controller (`controllers/flexw.rs`).
+//!
+//! `credit::Credit` does all queueing, accounting and picking. FlexS adds:
+//! - a spin detector that sees only the virtual PMU (`VcpuFacts::pmu`, synthesised by
+//!   `hv/perfcounters.rs`): every `sample_ms` the counts each running vCPU retired since its
+//!   last sample are added to its estimate (older counts weighted by `history_weight`); the
+//!   vCPU is busy-waiting when the estimate's branches per instruction (BPI) reach
+//!   `spin_bpi_min` and its branch-miss rate (BMPR) is at most `spin_bmpr_max_pct`, and the
+//!   window itself retired at least `min_window_instructions` ("spin loops show high BPI and
+//!   low BMPR"; the seed does this in `vcpu_acct()` when Xen charges the running vCPU);
+//! - the estimates are reset every `reset_ms` (10 s, "reset BPI and BMPR every 10s" against
+//!   false positives);
+//! - a detected spinner yields its pCPU: two of its VM's other vCPUs are drawn at random and
+//!   those queued on another pCPU's runqueue (and allowed on this pCPU, with the spinner allowed
+//!   there) are candidates ("only try twice when looking for siblings to switch — the power of
+//!   two choices"); the better candidate — higher credit priority, then the one runnable and
+//!   waiting the longest — runs on the spinner's pCPU for the rest of the spinner's slice, and
+//!   the spinner takes its place in the other runqueue (`Credit::switch_with`, the seed's
+//!   `load_balance_switch()`): no runqueue changes length or weight and no pCPU gains a second
+//!   vCPU of the VM (no stacking). Without a candidate the spinner yields as `SCHEDOP_yield`
+//!   does (behind one lower-priority unit).
+//!
+//! Choices where the seed is silent (also in docs/policies.md `## flexs`):
+//! - thresholds: BPI ≥ 0.25 and BMPR ≤ 0.5 %, between the synthesised spin profile (BPI 0.3,
+//!   BMPR 0.05 %) and useful work (BPI 0.05-0.20, BMPR 1-6 %); with IPC 0.4 for spinning and
+//!   1.0 for work this classifies a window as spinning when about 90 % of its run time spun;
+//! - sampling every 1 ms instead of at credit's 10 ms tick, so that a spin is caught within a
+//!   few milliseconds of a 30 ms slice; history weight 0.5 (the estimate remembers the last
+//!   couple of windows, which is what the 10 s reset clears); a window must have retired at
+//!   least 250 000 instructions (about 0.25 ms of spinning at 2.5 GHz) to be judged;
+//! - "better" sibling: higher credit priority first (BOOST > UNDER > OVER), then the longer
+//!   wait since it became runnable, then the lower vCPU id;
+//! - the switch is carried out at the spinner's pCPU's next decision, which the detector
+//!   requests with a tickle (a physical IPI in Xen); if the spinner stopped running meanwhile
+//!   nothing happens.
+//!
+//! Leaves out: the inter-CPU runqueue locking cost of the switch (the seed measures ~1 % total
+//! overhead), spin detection for vCPUs that are not running (they retire nothing).
+
+use super::credit::{Credit, Pri};
+use super::{Decision, HvScheduler, Params, Reason, SchedView};
+use crate::engine::{Ns, RngStream, NS_PER_MS};
+use crate::hv::perfcounters::PmuCounters;
+use crate::scenario::ScenarioError;
+use crate::sim::state::{PcpuId, RunState, VcpuId};
+
+/// Timer id of the PMU sampling (credit uses 0..#pCPUs and `u64::MAX`, dp `u64::MAX - 1`).
+const SAMPLE_TIMER: u64 = u64::MAX - 2;
+
+/// The spin test on counter windows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpinDetector {
+    pub bpi_min: f64,
+    pub bmpr_max: f64,
+    pub min_window_instructions: u64,
+}
+
+impl SpinDetector {
+    /// Whether an estimate with these ratios looks like a busy-wait loop.
+    pub fn looks_like_spin(&self, bpi: f64, bmpr: f64) -> bool {
+        bpi >= self.bpi_min && bmpr <= self.bmpr_max
+    }
+    /// The decision for one sample: `window` is what the vCPU retired since its last sample,
+    /// `estimate` the decayed sum including it.
+    pub fn spinning(&self, window: &PmuCounters, estimate: &Estimate) -> bool {
+        window.instructions >= self.min_window_instructions && estimate.instructions > 0.0 && self.looks_like_spin(estimate.bpi(), estimate.bmpr())
+    }
+}
+
+/// Decayed sums of counter windows.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Estimate {
+    pub instructions: f64,
+    pub branches: f64,
+    pub misses: f64,
+}
+
+impl Estimate {
+    pub fn update(&mut self, history_weight: f64, w: &PmuCounters) {
+        self.instructions = self.instructions * history_weight + w.instructions as f64;
+        self.branches = self.branches * history_weight + w.branches as f64;
+        self.misses = self.misses * history_weight + w.branch_misses as f64;
+    }
+    pub fn bpi(&self) -> f64 {
+        if self.instructions > 0.0 {
+            self.branches / self.instructions
+        } else {
+            0.0
+        }
+    }
+    pub fn bmpr(&self) -> f64 {
+        if self.branches > 0.0 {
+            self.misses / self.branches
+        } else {
+            0.0
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FlexSStats {
+    /// Samples that found the running vCPU spinning.
+    pub detections: u64,
+    /// Spinners switched with a sibling.
+    pub switches: u64,
+    /// Spinners that yielded without a sibling to switch with.
+    pub yields: u64,
+    pub resets: u64,
+}
+
+pub struct FlexS {
+    credit: Credit,
+    detector: SpinDetector,
+    sample_ns: Ns,
+    reset_ns: Ns,
+    history_weight: f64,
+    last: Vec<PmuCounters>,
+    est: Vec<Estimate>,
+    /// A spinner detected on this pCPU, to be switched at its next decision.
+    pending: Vec<Option<VcpuId>>,
+    /// When each vCPU last became runnable and waiting.
+    waiting_since: Vec<Ns>,
+    next_reset: Ns,
+    rng: RngStream,
+    stats: FlexSStats,
+}
+
+impl FlexS {
+    pub fn from_params(p: &mut Params) -> Result<Self, ScenarioError> {
+        let credit = Credit::from_params(p)?;
+        // Estimates; see the header.
+        let sample_ms = p.f64("sample_ms", 1.0, 0.01, 1000.0)?;
+        let history_weight = p.f64("history_weight", 0.5, 0.0, 0.99)?;
+        let bpi_min = p.f64("spin_bpi_min", 0.25, 0.0, 1.0)?;
+        let bmpr_max_pct = p.f64("spin_bmpr_max_pct", 0.5, 0.0, 100.0)?;
+        let min_window_instructions = p.u64("min_window_instructions", 250_000, 1, u64::MAX / 2)?;
+        // seed 002 "Practical Considerations": reset BPI and BMPR every 10 s.
+        let reset_ms = p.f64("reset_ms", 10_000.0, 1.0, 1e9)?;
+        Ok(FlexS {
+            credit,
+            detector: SpinDetector { bpi_min, bmpr_max: bmpr_max_pct / 100.0, min_window_instructions },
+            sample_ns: ((sample_ms * NS_PER_MS as f64) as Ns).max(1),
+            reset_ns: ((reset_ms * NS_PER_MS as f64) as Ns).max(1),
+            history_weight,
+            last: Vec::new(),
+            est: Vec::new(),
+            pending: Vec::new(),
+            waiting_since: Vec::new(),
+            next_reset: 0,
+            rng: RngStream::new(0, "flexs"),
+            stats: FlexSStats::default(),
+        })
+    }
+
+    pub fn stats(&self) -> FlexSStats {
+        self.stats
+    }
+
+    /// Sample the PMU of every running vCPU; flag spinners.
+    fn sample(&mut self, view: &mut SchedView) {
+        if view.now >= self.next_reset {
+            self.est.iter_mut().for_each(|e| *e = Estimate::default());
+            self.next_reset = view.now + self.reset_ns;
+            self.stats.resets += 1;
+        }
+        for p in 0..view.n_pcpus() {
+            let Some(v) = view.pcpu_cur[p] else { continue };
+            let c = view.vcpus[v].pmu;
+            let window = c.since(&self.last[v]);
+            self.last[v] = c;
+            self.est[v].update(self.history_weight, &window);
+            if self.pending[p].is_none() && self.detector.spinning(&window, &self.est[v]) {
+                self.pending[p] = Some(v);
+                self.stats.detections += 1;
+                view.tickle(p);
+            }
+        }
+        view.arm(SAMPLE_TIMER, view.now + self.sample_ns);
+    }
+
+    /// Whether `t` could take over from spinner `s` on `p`: queued on another pCPU, both allowed
+    /// where they would go, not parked by a cap.
+    fn switchable(&self, view: &SchedView, p: PcpuId, s: VcpuId, t: VcpuId) -> Option<PcpuId> {
+        if view.vcpus[t].run != RunState::Runnable || self.credit.parked(t) {
+            return None;
+        }
+        let q = self.credit.queued_on(t)?;
+        (q != p && view.allowed(t, p) && view.allowed(s, q)).then_some(q)
+    }
+
+    /// The better of two candidates (see the header).
+    pub fn better(&self, now: Ns, a: VcpuId, b: VcpuId) -> VcpuId {
+        let cand = |t: VcpuId| Candidate { vcpu: t, pri: self.credit.pri(t), waited_ns: now.saturating_sub(self.waiting_since[t]) };
+        better_candidate(cand(a), cand(b))
+    }
+
+    /// Power of two choices: draw two siblings of `s`, keep those that can switch, take the
+    /// better.
+    pub fn pick_sibling(&mut self, view: &SchedView, p: PcpuId, s: VcpuId) -> Option<VcpuId> {
+        let sibs: Vec<VcpuId> = view.vms[view.vcpus[s].vm].vcpus.iter().copied().filter(|&t| t != s).collect();
+        let n = sibs.len();
+        if n == 0 {
+            return None;
+        }
+        let i = self.rng.below(n);
+        let mut tries = vec![sibs[i]];
+        if n > 1 {
+            let j = self.rng.below(n - 1);
+            tries.push(sibs[if j >= i { j + 1 } else { j }]);
+        }
+        tries.retain(|&t| self.switchable(view, p, s, t).is_some());
+        tries.into_iter().reduce(|a, b| self.better(view.now, a, b))
+    }
+
+    fn note_waiting(&mut self, now: Ns, prev: Option<VcpuId>, prev_runnable: bool, d: &Decision) {
+        if let Some(v) = prev.filter(|&v| prev_runnable && d.next != Some(v)) {
+            self.waiting_since[v] = now;
+        }
+    }
+}
+
+impl HvScheduler for FlexS {
+    fn name(&self) -> &'static str {
+        "flex"
+    }
+
+    fn init(&mut self, view: &mut SchedView) {
+        let nv = view.vcpus.len();
+        self.last = view.vcpus.iter().map(|f| f.pmu).collect();
+        self.est = vec![Estimate::default(); nv];
+        self.pending = vec![None; view.n_pcpus()];
+        self.waiting_since = vec![0; nv];
+        self.next_reset = view.now + self.reset_ns;
+        view.arm(SAMPLE_TIMER, view.now + self.sample_ns);
+        self.credit.init(view);
+    }
+
+    fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.waiting_since[v] = view.now;
+        self.credit.wake(view, v);
+    }
+
+    fn sleep(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.credit.sleep(view, v);
+    }
+
+    fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
+        let now = view.now;
+        if let Some(s) = self.pending[p].take() {
+            if prev == Some(s) && prev_runnable && matches!(why, Reason::Timer | Reason::Yield) {
+                if let Some(t) = self.pick_sibling(view, p, s) {
+                    self.stats.switches += 1;
+                    self.waiting_since[s] = now;
+                    return self.credit.switch_with(view, p, s, t);
+                }
+                self.stats.yields += 1;
+                let d = self.credit.do_schedule(view, p, prev, prev_runnable, Reason::Yield);
+                self.note_waiting(now, prev, prev_runnable, &d);
+                return d;
+            }
+        }
+        let d = self.credit.do_schedule(view, p, prev, prev_runnable, why);
+        self.note_waiting(now, prev, prev_runnable, &d);
+        d
+    }
+
+    fn timer(&mut self, view: &mut SchedView, id: u64) {
+        if id == SAMPLE_TIMER {
+            self.sample(view);
+        } else {
+            self.credit.timer(view, id);
+        }
+    }
+
+    fn pause_exit(&mut self, view: &mut SchedView, v: VcpuId) -> bool {
+        self.credit.pause_exit(view, v)
+    }
+
+    fn vipi_pending(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.credit.vipi_pending(view, v);
+    }
+
+    fn tasklet_mode(&self) -> super::TaskletMode {
+        self.credit.tasklet_mode()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let s = self.stats;
+        vec![("flexs_detections", s.detections), ("flexs_switches", s.switches), ("flexs_yields", s.yields), ("flexs_resets", s.resets)]
+    }
+
+    fn reads_pmu(&self) -> bool {
+        true
+    }
+
+    fn set_seed(&mut self, seed: u64) {
+        self.rng = RngStream::new(seed, "flexs");
+    }
+}
+
+/// A sibling that could take over from a spinner.
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate {
+    pub vcpu: VcpuId,
+    pub pri: Pri,
+    pub waited_ns: Ns,
+}
+
+/// Higher credit priority first, then the longer wait, then the lower vCPU id.
+pub fn better_candidate(a: Candidate, b: Candidate) -> VcpuId {
+    let key = |c: &Candidate| (c.pri, c.waited_ns, std::cmp::Reverse(c.vcpu));
+    if key(&b) > key(&a) {
+        b.vcpu
+    } else {
+        a.vcpu
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hv::sched::testkit::Kit;
+    use std::collections::BTreeMap;
+
+    fn flexs() -> FlexS {
+        FlexS::from_params(&mut Params::new(&BTreeMap::new())).unwrap()
+    }
+
+    fn det() -> SpinDetector {
+        flexs().detector
+    }
+
+    /// A window of `ins` instructions with the given ratios.
+    fn window(ins: u64, bpi: f64, bmpr: f64) -> PmuCounters {
+        let br = (ins as f64 * bpi) as u64;
+        PmuCounters { instructions: ins, branches: br, branch_misses: (br as f64 * bmpr) as u64 }
+    }
+
+    fn judge(d: &SpinDetector, w: PmuCounters) -> bool {
+        let mut e = Estimate::default();
+        e.update(0.5, &w);
+        d.spinning(&w, &e)
+    }
+
+    #[test]
+    fn detector_flags_high_bpi_low_miss_windows_only() {
+        let d = det();
+        assert!(judge(&d, window(1_000_000, 0.30, 0.0005)), "PAUSE loop");
+        assert!(!judge(&d, window(2_500_000, 0.15, 0.03)), "useful work");
+        assert!(!judge(&d, window(1_000_000, 0.30, 0.02)), "branchy but mispredicting: not a spin loop");
+        assert!(!judge(&d, window(1_000_000, 0.20, 0.0005)), "predictable but too few branches (e.g. a streaming loop)");
+        assert!(!judge(&d, window(100_000, 0.30, 0.0005)), "window too short to judge");
+        // Thresholds are inclusive.
+        assert!(d.looks_like_spin(0.25, 0.005));
+        assert!(!d.looks_like_spin(0.2499, 0.005));
+        assert!(!d.looks_like_spin(0.25, 0.0051));
+    }
+
+    #[test]
+    fn history_delays_detection_after_work_and_the_reset_clears_it() {
+        let d = det();
+        let mut e = Estimate::default();
+        // 1 ms of work (IPC 1 at 2.5 GHz), then 1 ms windows of spinning (IPC 0.4).
+        e.update(0.5, &window(2_500_000, 0.12, 0.03));
+        let spin = window(1_000_000, 0.30, 0.0005);
+        e.update(0.5, &spin);
+        assert!(!d.spinning(&spin, &e), "one spin window after work: BPI {:.3}", e.bpi());
+        e.update(0.5, &spin);
+        e.update(0.5, &spin);
+        assert!(d.spinning(&spin, &e), "after three: BPI {:.3} BMPR {:.4}", e.bpi(), e.bmpr());
+        let mut fresh = Estimate::default();
+        fresh.update(0.5, &spin);
+        assert!(d.spinning(&spin, &fresh), "after a reset one window suffices");
+    }
+
+    /// pCPUs 0-2; VM 0 has vCPUs 0, 1, 2; VM 1 has vCPUs 3, 4. vCPU 0 runs on pCPU 0, VM 1 on
+    /// pCPUs 1 and 2, and VM 0's vCPUs 1 and 2 wait on pCPUs 1 and 2 (vCPU 2 since 5 ms).
+    fn rig() -> (Kit, FlexS) {
+        let mut k = Kit::new(3, &[3, 2]);
+        let mut f = flexs();
+        f.set_seed(7);
+        k.init(&mut f);
+        k.vcpus[0].last_pcpu = 0;
+        k.wake(&mut f, 0);
+        k.vcpus[3].last_pcpu = 1;
+        k.wake(&mut f, 3);
+        k.vcpus[4].last_pcpu = 2;
+        k.wake(&mut f, 4);
+        k.vcpus[1].last_pcpu = 1;
+        k.wake(&mut f, 1);
+        k.now = 5 * NS_PER_MS;
+        k.vcpus[2].last_pcpu = 2;
+        k.wake(&mut f, 2);
+        assert_eq!(k.pcpu_cur, vec![Some(0), Some(3), Some(4)]);
+        assert_eq!((f.credit.queued_on(1), f.credit.queued_on(2)), (Some(1), Some(2)));
+        (k, f)
+    }
+
+    #[test]
+    fn power_of_two_choice_takes_the_sibling_that_waited_longer() {
+        let (mut k, mut f) = rig();
+        k.now = 6 * NS_PER_MS;
+        // Two siblings: both are drawn; vCPU 1 has waited 6 ms, vCPU 2 only 1 ms.
+        let t = k.with(|view| f.pick_sibling(view, 0, 0));
+        assert_eq!(t, Some(1));
+        assert_eq!(f.better(k.now, 2, 1), 1);
+        // A sibling that may not run on pCPU 0 is no candidate.
+        k.affinity[1] = Some(vec![1]);
+        assert_eq!(k.with(|view| f.pick_sibling(view, 0, 0)), Some(2));
+        k.affinity[2] = Some(vec![2]);
+        assert_eq!(k.with(|view| f.pick_sibling(view, 0, 0)), None);
+    }
+
+    #[test]
+    fn better_prefers_higher_priority_then_longer_wait_then_lower_id() {
+        let c = |vcpu, pri, waited_ns| Candidate { vcpu, pri, waited_ns };
+        assert_eq!(better_candidate(c(1, Pri::Under, 9), c(2, Pri::Boost, 1)), 2);
+        assert_eq!(better_candidate(c(1, Pri::Over, 9), c(2, Pri::Under, 1)), 2);
+        assert_eq!(better_candidate(c(1, Pri::Under, 9), c(2, Pri::Under, 1)), 1);
+        assert_eq!(better_candidate(c(3, Pri::Under, 5), c(2, Pri::Under, 5)), 2);
+    }
+
+    /// Per pCPU, how many vCPUs of VM 0 run or wait there.
+    fn vm0_per_pcpu(k: &Kit, f: &FlexS) -> Vec<usize> {
+        (0..3)
+            .map(|p| (0..3).filter(|&v| k.pcpu_cur[p] == Some(v) || f.credit.queued_on(v) == Some(p)).count())
+            .collect()
+    }
+
+    #[test]
+    fn a_detected_spinner_is_switched_with_a_sibling_without_stacking() {
+        let (mut k, mut f) = rig();
+        let before = vm0_per_pcpu(&k, &f);
+        assert_eq!(before, vec![1, 1, 1]);
+        // vCPU 0 spins for 1 ms: its PMU shows a PAUSE loop. VM 1's vCPUs compute.
+        k.vcpus[0].pmu = window(1_000_000, 0.30, 0.0005);
+        k.vcpus[3].pmu = window(2_500_000, 0.12, 0.03);
+        k.vcpus[4].pmu = window(2_500_000, 0.12, 0.03);
+        k.advance(&mut f, 6 * NS_PER_MS);
+        assert_eq!(f.stats().detections, 1);
+        assert_eq!(f.stats().switches, 1);
+        // vCPU 1 (waited longer) now runs on pCPU 0; vCPU 0 waits on pCPU 1 in its place.
+        assert_eq!(k.pcpu_cur, vec![Some(1), Some(3), Some(4)]);
+        assert_eq!(f.credit.queued_on(0), Some(1));
+        assert_eq!(vm0_per_pcpu(&k, &f), before, "no pCPU gained a vCPU of the VM");
+    }
+
+    #[test]
+    fn a_spinner_without_a_sibling_to_switch_with_yields() {
+        let (mut k, mut f) = rig();
+        k.affinity[1] = Some(vec![1]);
+        k.affinity[2] = Some(vec![2]);
+        k.vcpus[0].pmu = window(1_000_000, 0.30, 0.0005);
+        k.advance(&mut f, 6 * NS_PER_MS);
+        assert_eq!((f.stats().detections, f.stats().switches, f.stats().yields), (1, 0, 1));
+        assert_eq!(k.pcpu_cur[0], Some(0), "nothing else to run on pCPU 0: it keeps running");
+    }
+
+    #[test]
+    fn working_vcpus_are_left_alone() {
+        let (mut k, mut f) = rig();
+        for v in [0, 3, 4] {
+            k.vcpus[v].pmu = window(2_500_000, 0.12, 0.03);
+        }
+        k.advance(&mut f, 6 * NS_PER_MS);
+        assert_eq!(f.stats().detections, 0);
+        assert_eq!(k.pcpu_cur, vec![Some(0), Some(3), Some(4)]);
+    }
+
+    #[test]
+    fn bad_parameters_name_the_field_and_credit_parameters_pass() {
+        let mut m = BTreeMap::new();
+        m.insert("spin_bmpr_max_pct".to_string(), toml::Value::Float(120.0));
+        let e = crate::hv::sched::build("flex", &m, None).err().unwrap();
+        assert_eq!(e.path, "hypervisor.params.spin_bmpr_max_pct");
+        let mut m = BTreeMap::new();
+        m.insert("tslice_ms".to_string(), toml::Value::Integer(10));
+        assert!(crate::hv::sched::build("flex", &m, None).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod scenario_tests {
+    use crate::scenario::from_toml_str;
+    use crate::sim::{results_json, Overrides, Results, Simulation};
+
+    const PARALLEL: &str = include_str!("../../../../../scenarios/flex-parallel.toml");
+
+    fn run(text: &str, scheduler: &str) -> Results {
+        let sc = from_toml_str(text).unwrap();
+        let ov = Overrides { scheduler: Some(scheduler.into()), check: true, ..Default::default() };
+        Simulation::new(&sc, &ov).unwrap().run().unwrap()
+    }
+
+    /// The metric of the parallel mix: mean completion time of the VMs (each runs a fixed
+    /// amount of work), in seconds; the seed's "normalized runtime" averaged over the mix.
+    fn mean_completion_s(r: &Results) -> f64 {
+        r.vms.iter().map(|v| v.completion_ns.expect("finished") as f64 / 1e9).sum::<f64>() / r.vms.len() as f64
+    }
+
+    fn makespan_s(r: &Results) -> f64 {
+        r.vms.iter().map(|v| v.completion_ns.expect("finished")).max().unwrap() as f64 / 1e9
+    }
+
+    #[test]
+    fn flexs_with_flexw_finishes_the_busy_waiting_mix_no_later_than_flexw_alone() {
+        let flexw = run(PARALLEL, "credit");
+        let flex = run(PARALLEL, "flex");
+        let (a, b) = (mean_completion_s(&flexw), mean_completion_s(&flex));
+        assert!(b <= a, "mean completion: FlexW+FlexS {b:.2} s vs FlexW {a:.2} s");
+        assert!(makespan_s(&flex) <= makespan_s(&flexw), "makespan {:.2} vs {:.2}", makespan_s(&flex), makespan_s(&flexw));
+        let c = &flex.totals.scheduler_counters;
+        assert!(c["flexs_switches"] > 0 && c["flexs_detections"] >= c["flexs_switches"], "{c:?}");
+        // Spinning time falls: the detector takes spinners off their pCPUs.
+        let spin = |r: &Results| r.vms.iter().map(|v| v.guest_ns.on_cpu.barrier_spin).sum::<u64>() as f64 / 1e9;
+        assert!(spin(&flex) < spin(&flexw), "barrier spin {:.2} s vs {:.2} s", spin(&flex), spin(&flexw));
+        // The random sibling draws are seeded: the same run is byte-identical.
+        assert_eq!(results_json(&flex), results_json(&run(PARALLEL, "flex")));
+    }
+}
