@@ -72,6 +72,12 @@ impl World {
                 self.threads[t].vcpu = v;
                 self.threads[t].slice_used_ns = 0;
                 self.vcpus[v].cur = Some(t);
+                if let Some(p) = self.vcpus[v].running_on() {
+                    // A thread switched in on a running vCPU refills what it lost (a halted
+                    // vCPU's wake-up dispatch carried no thread to charge).
+                    let r = self.thread_refill_ns(t, p);
+                    self.vcpus[v].refill_debt_ns += r;
+                }
                 self.ac_switch_in(v, t);
                 self.resume_spinner(v);
                 self.arm_exec(v);

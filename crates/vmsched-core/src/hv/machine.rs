@@ -112,14 +112,28 @@ impl World {
     }
 
     /// Account the time a running vCPU spent since its segment started (and what its virtual
-    /// PMU counted meanwhile, `hv/perfcounters.rs`).
+    /// PMU counted meanwhile, `hv/perfcounters.rs`); its current thread's working set is now in
+    /// this pCPU's cache (the refill model follows threads, not vCPUs).
     pub(crate) fn advance(&mut self, v: VcpuId) {
         let before = self.vcpus[v].t;
-        self.advance_buckets(v);
+        self.advance_time(v);
         self.pmu.account(v, &before, &self.vcpus[v].t);
+        if let (RunState::Running(p), Some(t)) = (self.vcpus[v].run, self.vcpus[v].cur) {
+            self.threads[t].cache_at = Some((p, self.pcpus[p].busy_ns));
+        }
     }
 
-    fn advance_buckets(&mut self, v: VcpuId) {
+    /// Refill owed when thread `t` starts executing on pCPU `p`: its working set is warm where
+    /// it last ran, less what other work (other vCPUs, or other threads of its own vCPU) ran
+    /// there since. A thread that never ran owes nothing.
+    pub(crate) fn thread_refill_ns(&self, t: usize, p: PcpuId) -> Ns {
+        let Some((last, left_busy)) = self.threads[t].cache_at else { return 0 };
+        let foreign = self.pcpus[last].busy_ns.saturating_sub(left_busy);
+        let warmth = cache_warmth(&self.topo, &self.costs, last, p, foreign);
+        refill_ns(&self.topo, &self.costs, last, p, self.threads[t].ws_kib, warmth)
+    }
+
+    fn advance_time(&mut self, v: VcpuId) {
         let now = self.q.now();
         let RunState::Running(p) = self.vcpus[v].run else { return };
         let vc = &mut self.vcpus[v];
@@ -365,10 +379,7 @@ impl World {
         debug_assert!(self.pcpus[p].cur.is_none());
         self.pcpu_idle_end(p);
         let last = self.vcpus[v].last_pcpu;
-        let foreign = self.pcpus[last].busy_ns.saturating_sub(self.vcpus[v].left_busy_ns);
-        let ws = self.vcpus[v].cur.map_or(0, |t| self.threads[t].ws_kib);
-        let warmth = cache_warmth(&self.topo, &self.costs, last, p, foreign);
-        let refill = refill_ns(&self.topo, &self.costs, last, p, ws, warmth);
+        let refill = self.vcpus[v].cur.map_or(0, |t| self.thread_refill_ns(t, p));
         self.pcpus[p].cur = Some(v);
         self.pcpu_cur[p] = Some(v);
         if last != p {

@@ -259,6 +259,9 @@ pub struct Thread {
     pub request_since: Option<Ns>,
     /// Affinity coefficient and its statistics (seed 003 §3, `guest::affinity`).
     pub ac: crate::guest::affinity::TaskAffinity,
+    /// The pCPU whose cache holds this thread's working set and that pCPU's `busy_ns` when
+    /// the thread last ran there (None: never ran, nothing cached yet). See `hv/machine.rs`.
+    pub cache_at: Option<(PcpuId, Ns)>,
 }
 
 /// Where a new guest thread starts and what it runs.
@@ -298,6 +301,7 @@ impl Thread {
             pending_ns: 0,
             forks: 0,
             request_since: None,
+            cache_at: None,
             ac: Default::default(),
         }
     }

@@ -358,11 +358,61 @@ fn dp_reduces_stream_migrations_against_credit() {
     );
     assert!(dp.totals.scheduler_counters["dp_pins"] > 0);
     assert!(d.migrations * 2 < c.migrations, "dp {} vs credit {} migrations", d.migrations, c.migrations);
-    // Issue 3 also expects less cache refill time under DP. It held (2.15 ms vs 1.50 ms) until
-    // the guest's new-idle pull stopped taking a sibling's only queued thread (Linux
-    // `find_busiest_queue`); since then refill is 0.22 ms (credit) vs 0.46 ms (dp) here, so
-    // it is not asserted: see the session notes. Migrations still drop by more than half.
+    // Issue 3 also expects less cache refill time under DP. The refill follows the thread, so
+    // a vCPU woken from a barrier halt on another pCPU pays for its thread's working set.
+    let (cr, dr) = (c.guest_ns.on_cpu.cache_refill, d.guest_ns.on_cpu.cache_refill);
+    assert!(dr < cr, "refill dp {dr} ns vs credit {cr} ns");
     assert!(credit.totals.scheduler_counters.is_empty());
+}
+
+#[test]
+fn a_thread_woken_on_another_socket_refills_its_working_set() {
+    // One 1 MiB thread that sleeps between bursts (its vCPU halts with no current thread) on a
+    // 2-socket host, beside a bursty VM, so an idle pCPU steals it from the other socket's runqueue. The thread left its data on the old socket: each cross-socket resume must refill it,
+    // even though the vCPU was dispatched empty and only picked the thread up afterwards.
+    let text = r#"
+name = "refill-after-halt"
+seed = 3
+duration_ms = 400
+[host]
+sockets = 2
+cores_per_socket = 1
+[hypervisor]
+scheduler = "credit"
+[[vms]]
+name = "sleeper"
+vcpus = 1
+[[vms.workloads]]
+kind = "custom"
+groups = [{ threads = 1, working_set_kib = 1024, program = [
+  { op = "forever", body = [
+    { op = "compute", us = { dist = "exp", mean_us = 2000 } },
+    { op = "sleep", us = { dist = "exp", mean_us = 2000 } },
+  ] },
+] }]
+[[vms]]
+name = "hog"
+vcpus = 3
+[[vms.workloads]]
+kind = "custom"
+groups = [{ threads = 3, working_set_kib = 64, program = [
+  { op = "forever", body = [
+    { op = "compute", us = { dist = "exp", mean_us = 3000 } },
+    { op = "sleep", us = { dist = "exp", mean_us = 1000 } },
+  ] },
+] }]
+"#;
+    let r = run_text(text, None);
+    let v = &r.vcpus[0];
+    assert!(v.migrations >= 10, "sleeper migrated only {} times", v.migrations);
+    // A full cold refill of 1 MiB across sockets: 100 us x 1.3 (host::CostParams defaults).
+    let full_ns = 130_000;
+    assert!(
+        v.cache_refill_ns >= v.migrations / 2 * full_ns,
+        "{} migrations but only {} ns refilled",
+        v.migrations,
+        v.cache_refill_ns
+    );
 }
 
 #[test]
