@@ -62,6 +62,7 @@ pub struct RelaxedCosched {
     progress: Vec<Ns>,
     stop_pending: Vec<bool>,
     co_stops: u64,
+    co_start_fallbacks: u64,
     co_starts: u64,
     co_stopped_ns: Ns,
 }
@@ -79,6 +80,7 @@ impl RelaxedCosched {
             progress: Vec::new(),
             stop_pending: Vec::new(),
             co_stops: 0,
+            co_start_fallbacks: 0,
             co_starts: 0,
             co_stopped_ns: 0,
         })
@@ -145,7 +147,7 @@ impl RelaxedCosched {
                 Phase::CoStopped if !stop => {
                     self.set_phase(v, Phase::Waiting, now);
                     self.co_starts += 1;
-                    self.inner.wake(view, v);
+                    self.co_start(view, v);
                 }
                 Phase::Waiting if stop => {
                     self.inner.sleep(view, v);
@@ -168,6 +170,54 @@ impl RelaxedCosched {
             let at = now + (w + self.threshold_ns).saturating_sub(l);
             view.arm(SKEW_TIMER_BASE + vm as u64, at);
         }
+    }
+
+    /// Hand a co-started vCPU back to CFS as a wake-up on a pCPU that holds none of its
+    /// siblings, running or queued (Broadcom KB 326271): an idle one if any (its last pCPU
+    /// first, then its socket), else the least loaded one (nearest its last pCPU on ties). CFS
+    /// then applies its sleeper placement and wake-up preemption there, so the vCPU runs at once
+    /// only if CFS would preempt the current one. If every allowed pCPU holds a sibling, CFS
+    /// places it unconstrained (counted in `co_start_fallbacks`).
+    fn co_start(&mut self, view: &mut SchedView, v: VcpuId) {
+        let n = view.n_pcpus();
+        let vm = view.vcpus[v].vm;
+        let mut load = vec![0usize; n];
+        let mut sibling = vec![false; n];
+        for u in 0..view.vcpus.len() {
+            let on = match view.vcpus[u].run {
+                RunState::Running(p) => Some(p),
+                _ => self.inner.queued_on(u),
+            };
+            if let Some(p) = on {
+                load[p] += 1;
+                sibling[p] |= u != v && view.vcpus[u].vm == vm;
+            }
+        }
+        let ok = |p: PcpuId| view.allowed(v, p) && !sibling[p];
+        let prev = view.vcpus[v].last_pcpu;
+        let sock = view.topo.socket_of(prev);
+        let scan = || (0..n).map(move |i| (prev + i) % n);
+        let target = scan()
+            .find(|&p| ok(p) && load[p] == 0 && view.topo.socket_of(p) == sock)
+            .or_else(|| scan().find(|&p| ok(p) && load[p] == 0))
+            .or_else(|| scan().filter(|&p| ok(p)).min_by_key(|&p| load[p]));
+        let Some(t) = target else {
+            self.co_start_fallbacks += 1;
+            self.inner.wake(view, v);
+            return;
+        };
+        let mut affinity = view.affinity.to_vec();
+        affinity[v] = Some(vec![t]);
+        let mut placed = SchedView {
+            now: view.now,
+            topo: view.topo,
+            vcpus: view.vcpus,
+            vms: view.vms,
+            affinity: &affinity,
+            pcpu_cur: view.pcpu_cur,
+            requests: &mut *view.requests,
+        };
+        self.inner.wake(&mut placed, v);
     }
 
     /// A vCPU leaves the halted state: catch its progress up to the slowest active sibling.
@@ -283,7 +333,7 @@ impl HvScheduler for RelaxedCosched {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("co_stops", self.co_stops), ("co_starts", self.co_starts), ("co_stopped_ns", self.co_stopped_ns)]
+        vec![("co_stops", self.co_stops), ("co_starts", self.co_starts), ("co_stopped_ns", self.co_stopped_ns), ("co_start_fallbacks", self.co_start_fallbacks)]
     }
 }
 
