@@ -424,6 +424,50 @@ mod tests {
         assert_eq!((c["co_stops"], c["co_starts"]), (1, 1));
     }
 
+    /// 2 pCPUs. VM 0 = vCPUs 0 and 1 (plus vCPU 2 if `third_sibling`), the other VM = the last
+    /// vCPU, running on pCPU 1 (or vCPU 2 runs there). vCPU 0 runs on pCPU 0 and vCPU 1 waits
+    /// queued behind it on the same pCPU: CFS put it on its last pCPU as none was idle.
+    fn stacked(third_sibling: bool) -> (Kit, RelaxedCosched) {
+        let mut k = if third_sibling { Kit::new(2, &[3, 1]) } else { Kit::new(2, &[2, 1]) };
+        k.vcpus[0].last_pcpu = 0;
+        k.vcpus[1].last_pcpu = 0;
+        k.vcpus[2].last_pcpu = 1;
+        let mut s = relaxed();
+        k.init(&mut s);
+        k.wake(&mut s, 2);
+        k.wake(&mut s, 0);
+        k.wake(&mut s, 1);
+        assert_eq!((k.running_on(0), k.running_on(2)), (Some(0), Some(1)));
+        assert_eq!(s.inner.queued_on(1), Some(0), "vCPU 1 is stacked behind its sibling");
+        (k, s)
+    }
+
+    #[test]
+    fn a_co_started_leader_is_queued_where_no_sibling_runs_or_waits() {
+        let (mut k, mut s) = stacked(false);
+        k.advance(&mut s, 4 * MS);
+        // vCPU 0 is co-stopped; pCPU 0 runs its laggard, so vCPU 0 is co-started at once. CFS
+        // alone would queue it on its last pCPU, behind the laggard it just stopped for; the
+        // co-start puts it on pCPU 1, whose runqueue holds no sibling.
+        assert_eq!(k.running_on(1), Some(0));
+        assert!(!s.is_co_stopped(0));
+        assert_eq!(s.inner.queued_on(0), Some(1));
+        assert_eq!(k.running_on(2), Some(1), "not preempted: vCPU 0 has no fair-share claim to it");
+        let c: BTreeMap<_, _> = s.counters().into_iter().collect();
+        assert_eq!((c["co_stops"], c["co_starts"], c["co_start_fallbacks"]), (1, 1, 0));
+    }
+
+    #[test]
+    fn a_co_start_with_a_sibling_on_every_pcpu_falls_back_to_cfs_placement() {
+        let (mut k, mut s) = stacked(true);
+        k.advance(&mut s, 4 * MS);
+        assert_eq!((k.running_on(1), k.running_on(2)), (Some(0), Some(1)));
+        assert!(!s.is_co_stopped(0));
+        assert_eq!(s.inner.queued_on(0), Some(0), "CFS's choice: its last pCPU");
+        let c: BTreeMap<_, _> = s.counters().into_iter().collect();
+        assert_eq!((c["co_starts"], c["co_start_fallbacks"]), (1, 1));
+    }
+
     #[test]
     fn a_halted_laggard_releases_a_co_stopped_leader() {
         // Idle vCPUs are treated as running: the laggard halting (here: going offline from the
