@@ -316,8 +316,8 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
         ),
         (
             "relaxed_cosched",
-            "VMware ESX 4/5 relaxed co-scheduling over cfs: per-vCPU skew against the slowest sibling, co-stop leaders above 4 ms, co-start when the laggard runs; idle vCPUs accrue no skew",
-            "reference/hypervisor-mechanisms.md §6; related-work.md §3.4",
+            "VMware ESX 4/5 relaxed co-scheduling over cfs: per-vCPU skew against the slowest sibling, co-stop leaders above 4 ms, co-start when the laggard runs, on a pCPU holding no sibling; idle vCPUs accrue no skew",
+            "reference/hypervisor-mechanisms.md §6; related-work.md §3.4; vSphere 5.1 CPU scheduler paper; Broadcom KB 326271",
         ),
         (
             "balance",

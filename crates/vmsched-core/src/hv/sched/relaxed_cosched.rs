@@ -1,7 +1,8 @@
 //! VMware ESX relaxed co-scheduling (ESX 4 / vSphere 5.x style) on top of CFS.
 //!
 //! Models (reference/hypervisor-mechanisms.md §6; reference/related-work.md §3.4; seed 004
-//! §"ESX"):
+//! §"ESX"; VMware, "The CPU Scheduler in VMware vSphere 5.1", relaxed co-scheduling section;
+//! Broadcom KB 326271):
 //! - every vCPU has a *progress* counter that advances while it runs. A halted (idle) vCPU is
 //!   "treated as if it were running": it is not counted as a laggard while halted, and when it
 //!   wakes its progress is raised to that of its slowest non-halted sibling, so idle time
@@ -12,11 +13,21 @@
 //! - **co-stop**: a vCPU whose progress leads a non-running sibling by at least
 //!   `skew_threshold_ms` is co-stopped: descheduled if it runs (a tickle of its pCPU), taken
 //!   off the base scheduler's runqueue if it waits. Only the leading vCPUs stop (ESX 4), not
-//!   the whole VM (ESX 2/3);
-//! - **co-start**: a co-stopped vCPU is handed back to the base scheduler as soon as no sibling
-//!   lagging it by the threshold is waiting, i.e. when the laggards have been scheduled (or
-//!   halted, or caught up). It then competes normally; it can be co-stopped again if the
-//!   laggard is preempted again while the skew is still above the threshold;
+//!   the whole VM (ESX 2/3). Its pCPU goes to whatever the base scheduler picks next;
+//! - **co-start**: each co-stopped vCPU decides alone ("like co-stop, the co-start decision is
+//!   also made individually. Once the slowest sibling vCPU starts progressing, the co-stopped
+//!   vCPUs are eligible to co-start and can be scheduled depending on pCPU availability",
+//!   vSphere 5.1 paper). Here: as soon as no sibling lagging it by the threshold is waiting
+//!   (the laggards run, halted, or caught up), it is handed back to the base scheduler;
+//! - **co-start placement**: "the co-scheduling algorithm avoids scheduling a vCPU of an SMP
+//!   virtual machine to a processor on which a sibling vCPU is running (or queued)" (KB
+//!   326271). The co-started vCPU is woken on a pCPU holding none of its siblings: an idle one
+//!   if any, else the least loaded. It runs at once only if the base scheduler's wake-up
+//!   preemption says so ("depending on pCPU availability"), else it waits its turn there.
+//!   Without this rule the leader was woken on its last pCPU, which typically now runs the
+//!   laggard it had stopped for, so the two siblings took turns on one pCPU instead of
+//!   running together (on sync-heavy-2vm about two co-starts in five would have queued
+//!   behind a sibling, mostly behind the one running there);
 //! - the crossing of the threshold is computed exactly (the time at which the leading running
 //!   vCPU reaches it if nothing changes) and a per-VM timer is armed for it; every hook that
 //!   changes a vCPU's state re-evaluates its VM.
@@ -24,13 +35,22 @@
 //! Base proportional-share scheduler: `cfs` (KVM's host scheduler, per-VM cgroup shares,
 //! PLE + directed yield), wrapped, not copied: the wrapper passes every hook through and shows
 //! CFS a co-stop as the vCPU blocking (`do_schedule(.., prev_runnable = false, Block)` or
-//! `sleep`) and a co-start as a wake-up (`wake`), so CFS's sleeper placement applies. CFS
-//! parameters are accepted unchanged. ESX's own proportional-share scheduler is not modelled.
+//! `sleep`) and a co-start as a wake-up (`wake`, with the placement above given to CFS as the
+//! vCPU's affinity for that one call), so CFS's sleeper placement and wake-up preemption
+//! apply. CFS parameters are accepted unchanged. ESX's own proportional-share scheduler is not
+//! modelled.
+//!
+//! Not modelled, for want of a source: handing a co-stopped leader's pCPU directly to its
+//! laggard (a directed switch). It was tried and rejected: it only swaps which sibling runs,
+//! adds a migration per co-stop, raised the spin fraction on sync-heavy-2vm, and at a 1 ms
+//! threshold it livelocked (leader and laggard swapping pCPUs every few microseconds, each
+//! switch costing more than the guest got to run). See docs/policies.md.
 //!
 //! Leaves out: ESX's exclusion of hypervisor time from progress (progress here is all run time
 //! including world switches and exit handling, which the policy boundary does not expose),
-//! the periodic (not exact) skew sampling of the real scheduler, co-start coordination that
-//! picks pCPUs for the leader and laggard together, and ESX's load balancing. Sources for the
+//! the periodic (not exact) skew sampling of the real scheduler, the sibling rule of KB 326271
+//! for placements other than co-starts (CFS's own wake-up placement and load balancing are
+//! kept; `balance` models that rule alone), and ESX's load balancing. Sources for the
 //! threshold: the value is unconfirmed; "a few milliseconds" (seed 004 §"ESX 2.0") and "~4 ms"
 //! (secondary source quoted in hypervisor-mechanisms.md §6).
 
