@@ -328,18 +328,7 @@ fn relaxed_cosched_co_stops_leaders_without_the_fragmentation_of_strict_gang() {
     assert!(relaxed.vms.iter().all(|v| v.finished));
     let (r, g) = (relaxed.totals.idle_while_waiting_fraction, gang.totals.idle_while_waiting_fraction);
     assert!(r * 20.0 < g, "idle while waiting: relaxed {r:.4} vs gang {g:.4}");
-}
-
-#[test]
-fn relaxed_cosched_spins_less_than_cfs_and_more_than_gang() {
-    let gang = run_text(SYNC_2VM, Some("gang"));
-    let cfs = run_text(SYNC_2VM, Some("cfs"));
-    let relaxed = run_text(SYNC_2VM, Some("relaxed_cosched"));
-    let (g, c, r) = (mean_spin(&gang), mean_spin(&cfs), mean_spin(&relaxed));
-    assert!(g < r && r < c, "spin fraction: gang {g:.3}, relaxed {r:.3}, cfs {c:.3}");
-    let (ri, gi) = (relaxed.totals.idle_while_waiting_fraction, gang.totals.idle_while_waiting_fraction);
-    assert!(ri * 20.0 < gi, "idle while waiting: relaxed {ri:.4} vs gang {gi:.4}");
-    assert_eq!(relaxed.totals.scheduler_counters["co_start_fallbacks"], 0, "12 siblings always find a sibling-free pCPU among 12");
+    assert_eq!(c["co_start_fallbacks"], 0, "12 siblings always find a sibling-free pCPU among 12");
 }
 
 const DP_STREAM: &str = include_str!("../../../../scenarios/dp-stream.toml");

@@ -37,7 +37,7 @@
 //! CFS a co-stop as the vCPU blocking (`do_schedule(.., prev_runnable = false, Block)` or
 //! `sleep`) and a co-start as a wake-up (`wake`, with the placement above given to CFS as the
 //! vCPU's affinity for that one call), so CFS's sleeper placement and wake-up preemption
-//! apply. CFS parameters are accepted unchanged. ESX's own proportional-share scheduler is not
+//! apply; halt polling and the rest are CFS's. CFS parameters are accepted unchanged. ESX's own proportional-share scheduler is not
 //! modelled.
 //!
 //! Not modelled, for want of a source: handing a co-stopped leader's pCPU directly to its
@@ -346,6 +346,14 @@ impl HvScheduler for RelaxedCosched {
 
     fn ple_grows_by_default(&self) -> bool {
         self.inner.ple_grows_by_default()
+    }
+
+    fn halt_polls_by_default(&self) -> bool {
+        self.inner.halt_polls_by_default()
+    }
+
+    fn single_task_running(&self, p: PcpuId) -> bool {
+        self.inner.single_task_running(p)
     }
 
     fn yield_stats(&self) -> (u64, u64) {
