@@ -138,6 +138,14 @@ impl HvScheduler for Balance {
         self.inner.yield_stats()
     }
 
+    fn halt_polls_by_default(&self) -> bool {
+        self.inner.halt_polls_by_default()
+    }
+
+    fn single_task_running(&self, p: PcpuId) -> bool {
+        self.inner.single_task_running(p)
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("balance_fallbacks", self.fallbacks)]
     }
