@@ -138,3 +138,9 @@ def test_list_shows_controllers(cli):
     assert out.code == 0
     assert "controllers:" in out.out and "flexcore" in out.out
     assert "flexcore" in [c["name"] for c in vmsched.catalog()["controllers"]]
+
+
+def test_the_base_controller_observes_without_acting():
+    sc = vmsched.Scenario.from_dict(tiny_dict())
+    assert vmsched.Controller().step({"now_ns": 0, "pcpus": [], "vms": []}) == []
+    assert vmsched.run(sc, check=True, controller=vmsched.Controller()).json == vmsched.run(sc, check=True).json

@@ -43,15 +43,16 @@ __all__ = ["Controller", "SetOnlineVcpus", "Pin", "Unpin", "SetWeight", "SetCap"
 
 class Controller:
     """Base class of Python controllers (subclassing is optional: any object with
-    ``interval_ms`` and ``step`` works)."""
+    ``interval_ms`` and ``step`` works). The base class only observes: its ``step`` returns no
+    actions, so a subclass overrides ``step`` to act."""
 
     #: Simulated time between two calls of ``step``.
     interval_ms: float = 100.0
     #: Name recorded with each action in the results.
     name: str = ""
 
-    def step(self, stats: dict) -> Sequence[Any] | None:  # pragma: no cover - interface
-        raise NotImplementedError
+    def step(self, stats: dict) -> Sequence[Any] | None:
+        return []
 
 
 @dataclass(frozen=True)
