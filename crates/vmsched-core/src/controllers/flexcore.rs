@@ -30,8 +30,8 @@
 
 use std::collections::VecDeque;
 
-use super::{bind_one_to_one, ms_to_ns, Action, Controller, HostStats};
-use crate::engine::Ns;
+use super::{bind_one_to_one, Action, Controller, HostStats};
+use crate::engine::{ms_to_ns, Ns};
 use crate::hv::sched::Params;
 use crate::scenario::ScenarioError;
 
@@ -376,9 +376,8 @@ mod tests {
         assert!(pins.iter().all(|a| matches!(a, Action::Pin { pcpus, .. } if pcpus.len() == 1)));
     }
 
-    #[test]
-    fn reinflates_when_the_active_vms_fit_the_host_again() {
-        let mut c = fc(&[("poll_ms", toml::Value::Float(1000.0))]);
+    /// Two contended 12-vCPU VMs of equal weight on 12 pCPUs: ballooned to 6 each, then bound.
+    fn balloon_two_vms_to_six_and_bind(c: &mut FlexCore) -> HostStats {
         let mut s = host(12, &[(12, 256), (12, 256)]);
         c.step(&s);
         tick(&mut s, &[(100, 100), (100, 100)]);
@@ -391,6 +390,13 @@ mod tests {
         }
         tick(&mut s, &[(0, 100), (0, 100)]);
         assert_eq!(c.step(&s).len(), 12, "bound");
+        s
+    }
+
+    #[test]
+    fn reinflates_when_the_active_vms_fit_the_host_again() {
+        let mut c = fc(&[("poll_ms", toml::Value::Float(1000.0))]);
+        let mut s = balloon_two_vms_to_six_and_bind(&mut c);
         for vm in &mut s.vms {
             for (k, v) in vm.vcpus.iter_mut().enumerate().take(6) {
                 v.affinity = Some(vec![k]);
@@ -414,18 +420,7 @@ mod tests {
     #[test]
     fn never_reinflates_when_told_not_to() {
         let mut c = fc(&[("poll_ms", toml::Value::Float(1000.0)), ("reinflate", toml::Value::String("never".into()))]);
-        let mut s = host(12, &[(12, 256), (12, 256)]);
-        c.step(&s);
-        tick(&mut s, &[(100, 100), (100, 100)]);
-        assert_eq!(c.step(&s).len(), 2);
-        for vm in &mut s.vms {
-            for k in 6..12 {
-                vm.vcpus[k].online = false;
-            }
-            vm.online_vcpus = 6;
-        }
-        tick(&mut s, &[(0, 100), (0, 100)]);
-        assert_eq!(c.step(&s).len(), 12);
+        let mut s = balloon_two_vms_to_six_and_bind(&mut c);
         s.vms[1].finished = true;
         for _ in 0..5 {
             tick(&mut s, &[(0, 100), (0, 0)]);

@@ -47,8 +47,8 @@
 //! refill; here the scheduler's own weight semantics — credit: every active vCPU of a VM weighs
 //! the VM weight — turn the VM weight into shares, and the feedback corrects for them).
 
-use super::{ms_to_ns, Action, Controller, HostStats, MAX_WEIGHT};
-use crate::engine::Ns;
+use super::{Action, Controller, HostStats, MAX_WEIGHT};
+use crate::engine::{ms_to_ns, Ns};
 use crate::hv::sched::Params;
 use crate::metrics::gps_shares;
 use crate::scenario::ScenarioError;

@@ -27,7 +27,7 @@ pub mod flexw;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Ns, NS_PER_MS};
+use crate::engine::Ns;
 use crate::scenario::{ControllerSpec, ScenarioError};
 
 /// What a controller sees at each interval. Counters are cumulative since the start of the run.
@@ -101,8 +101,8 @@ pub enum Action {
     SetCap { vm: usize, cap_pct: u32 },
 }
 
-/// Largest weight Xen credit accepts (`xl sched-credit -w`); also bounds `SetWeight`.
-pub const MAX_WEIGHT: u32 = 65535;
+/// `SetWeight` takes the scenario's weight range (Xen credit's `xl sched-credit -w`).
+pub use crate::scenario::MAX_WEIGHT;
 
 impl Action {
     /// Check an action against the host it is meant for; an error is (field, reason).
@@ -207,10 +207,6 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
             "seed 002_4e0f89b222427189.txt (FlexW Design, Practical Considerations)",
         ),
     ]
-}
-
-pub(crate) fn ms_to_ns(ms: f64) -> Ns {
-    (ms * NS_PER_MS as f64).round() as Ns
 }
 
 #[cfg(test)]

@@ -19,6 +19,11 @@ pub const NS_PER_US: Ns = 1_000;
 pub const NS_PER_MS: Ns = 1_000_000;
 pub const NS_PER_S: Ns = 1_000_000_000;
 
+/// Milliseconds to nanoseconds, rounded to the nearest ns (negative → 0).
+pub fn ms_to_ns(ms: f64) -> Ns {
+    us_to_ns(ms * 1000.0)
+}
+
 /// Microseconds (scenario unit) to nanoseconds, rounded to the nearest ns.
 pub fn us_to_ns(us: f64) -> Ns {
     if us <= 0.0 {

@@ -17,12 +17,10 @@
 //! per-CPU data beyond their contribution to the measured latency. A new request while one is
 //! in progress retargets it: the agent re-plans at each step.
 
-use crate::engine::Ns;
+use crate::engine::{ms_to_ns, Ns};
 use crate::scenario::HotplugMode;
 use crate::sim::state::*;
 use crate::sim::{Ev, World};
-
-use crate::controllers::ms_to_ns;
 
 /// Per-VM agent state.
 #[derive(Debug, Default)]

@@ -26,7 +26,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Ns, NS_PER_MS};
+use crate::engine::{ms_to_ns, Ns};
 use crate::scenario::ScenarioError;
 use crate::sim::state::*;
 use crate::sim::{Ev, World};
@@ -74,10 +74,6 @@ pub(crate) struct Background {
     pub pattern: BackgroundPattern,
     /// Rank of each pCPU in the listed order (None: no background there).
     pub rank: Vec<Option<usize>>,
-}
-
-fn ms_to_ns(ms: f64) -> Ns {
-    (ms * NS_PER_MS as f64).round().max(0.0) as Ns
 }
 
 impl Background {
@@ -211,7 +207,7 @@ mod tests {
 
     #[test]
     fn synchronous_pcpus_spin_together_and_offset_pcpus_alternate() {
-        let ms = NS_PER_MS;
+        let ms = crate::engine::NS_PER_MS;
         let sync = Background::new(&spec(BackgroundPattern::Synchronous, &[15.0, 30.0]), 3);
         let off = Background::new(&spec(BackgroundPattern::Offset, &[15.0, 30.0]), 3);
         let seq = |b: &Background, p| (0..4).map(|k| b.delay(p, k).unwrap() / ms).collect::<Vec<_>>();

@@ -115,9 +115,13 @@ impl World {
     /// PMU counted meanwhile, `hv/perfcounters.rs`); its current thread's working set is now in
     /// this pCPU's cache (the refill model follows threads, not vCPUs).
     pub(crate) fn advance(&mut self, v: VcpuId) {
-        let before = self.vcpus[v].t;
-        self.advance_time(v);
-        self.pmu.account(v, &before, &self.vcpus[v].t);
+        if self.pmu.enabled() {
+            let before = self.vcpus[v].t;
+            self.advance_time(v);
+            self.pmu.account(v, &before, &self.vcpus[v].t);
+        } else {
+            self.advance_time(v);
+        }
         if let (RunState::Running(p), Some(t)) = (self.vcpus[v].run, self.vcpus[v].cur) {
             self.threads[t].cache_at = Some((p, self.pcpus[p].busy_ns));
         }

@@ -11,7 +11,7 @@
 
 mod validate;
 
-pub use validate::{validate, validate_with};
+pub use validate::{validate, validate_with, MAX_WEIGHT};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
