@@ -12,7 +12,7 @@ VPY    := $(VENV)/bin/python
 # cargo from PATH, else rustup's default location (installed by `setup` if missing).
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-PY_DEPS := maturin>=1.5,<2 pytest>=7 pandas>=1.5 pyarrow>=12 tqdm>=4.60
+PY_DEPS := maturin>=1.5,<2 pytest>=7 pandas>=1.5 pyarrow>=12 tqdm>=4.60 matplotlib>=3.6 tomli>=1.1
 DEPS_STAMP  := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml $(wildcard Cargo.lock)

@@ -294,6 +294,47 @@ def cmd_bench(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reproduce(a: argparse.Namespace) -> int:
+    from .reproduce import registry, reproduce, select
+    from .reproduce.report import HEADERS, failures, fmt, rows, summary_lines
+
+    if a.list:
+        reg = registry()
+        print(format_table(["reproduction", "seed", "figure", "what"],
+                           [[r.name, r.seed_file, r.figure, r.title] for r in reg.values()]))
+        return 0
+    if not a.names and not a.all:
+        raise UsageError("name one or more reproductions or pass --all (see --list)")
+    if a.names and a.all:
+        raise UsageError("give reproduction names or --all, not both")
+    try:
+        repros = select(a.names, a.all)
+    except KeyError as e:
+        raise UsageError(e.args[0])
+    out = Path(a.out)
+    outcomes = reproduce(repros, quick=a.quick, out=out, jobs=a.jobs, progress=not a.quiet)
+    from .reproduce.execute import simulate_all
+
+    for o in outcomes:
+        print(f"\n{o.name}: {o.title} ({o.seed_file}, {o.figure})")
+        print(format_table(HEADERS, rows(o)))
+        for c in o.claims:
+            print(f"  {'holds' if c.holds else 'DOES NOT HOLD'}: {c.text}")
+    print()
+    for line in summary_lines(outcomes, a.quick, simulate_all.last_wall_s):
+        print(line)
+    fails = failures(outcomes)
+    if fails:
+        print(f"{len(fails)} quantities or claims out of tolerance or not holding: see the report")
+    print(f"report: {out / 'report.html'} and {out / 'report.md'}")
+    if a.docs:
+        import shutil
+
+        shutil.copyfile(out / "report.md", a.docs)
+        print(f"copied the Markdown report to {a.docs}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Deterministic simulator of SMP virtual machines on "
                 "shared hosts.", epilog="Exit codes: 0 ok, 2 bad input, 3 invariant violation, "
@@ -339,6 +380,22 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=_positive_int, metavar="N", help="repetitions (median)")
     b.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     b.set_defaults(func=cmd_bench)
+
+    rp = sub.add_parser("reproduce", help="reproduce the seed documents' evaluations and "
+                        "report seed vs simulated values")
+    rp.add_argument("names", nargs="*", metavar="NAME", help="reproductions to run (see --list)")
+    rp.add_argument("--all", action="store_true", help="run every reproduction")
+    rp.add_argument("--quick", action="store_true", help="shortened runs (for tests; numbers "
+                    "are not comparable with the seeds)")
+    rp.add_argument("--list", action="store_true", help="list the reproductions and exit")
+    rp.add_argument("--out", default="out/reproduce", metavar="DIR",
+                    help="report, plots and raw results (default: out/reproduce)")
+    rp.add_argument("--jobs", "-j", type=_positive_int, metavar="N",
+                    help="simulations in parallel (default: the CPUs available)")
+    rp.add_argument("--docs", metavar="FILE", help="also copy the Markdown report to FILE "
+                    "(docs/reproductions.md is generated this way)")
+    rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    rp.set_defaults(func=cmd_reproduce)
     return p
 
 

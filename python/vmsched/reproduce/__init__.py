@@ -1,0 +1,93 @@
+"""``vmsched reproduce``: the seeds' evaluations, set up, run and judged.
+
+Each family module (one per seed document) lists its :class:`Reproduction` objects in
+``REPRODUCTIONS``; :func:`registry` collects them in the order of the issue. :func:`reproduce`
+simulates every run (in parallel, identical runs once), measures, judges against
+:mod:`.expected`, and writes plots, raw results and the Markdown/HTML report.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from pathlib import Path
+from typing import Sequence
+
+from .core import Claim, Outcome, Quantity, Reproduction, Run, judge
+
+__all__ = ["Reproduction", "Run", "Quantity", "Claim", "Outcome", "registry", "reproduce",
+           "FAMILIES"]
+
+#: Family modules, one per seed document, in the order of issue 4.
+FAMILIES = ("flexcore", "csrc", "flex", "dp", "vmkit")
+
+
+def registry() -> dict[str, Reproduction]:
+    out: dict[str, Reproduction] = {}
+    for fam in FAMILIES:
+        try:
+            mod = importlib.import_module(f"{__name__}.{fam}")
+        except ModuleNotFoundError as e:
+            if e.name == f"{__name__}.{fam}":
+                continue  # family not written yet
+            raise
+        for r in mod.REPRODUCTIONS:
+            if r.name in out:
+                raise ValueError(f"two reproductions named {r.name!r}")
+            out[r.name] = r
+    return out
+
+
+def select(names: Sequence[str], all_: bool) -> list[Reproduction]:
+    reg = registry()
+    if all_:
+        return list(reg.values())
+    unknown = [n for n in names if n not in reg]
+    if unknown:
+        raise KeyError(f"unknown reproduction {', '.join(map(repr, unknown))}; "
+                       f"known: {', '.join(reg)}")
+    return [reg[n] for n in dict.fromkeys(names)]
+
+
+def reproduce(repros: Sequence[Reproduction], quick: bool = False, out: str | Path | None = None,
+              jobs: int | None = None, progress: bool = True) -> list[Outcome]:
+    """Run, measure and judge ``repros``; write the report under ``out`` if given."""
+    from . import expected
+    from .execute import simulate_all
+
+    t0 = time.perf_counter()
+    planned = {r.name: list(r.runs(quick)) for r in repros}
+    for name, runs in planned.items():
+        labels = [x.label for x in runs]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"{name}: run labels are not unique: {labels}")
+    results = simulate_all([x for runs in planned.values() for x in runs], jobs=jobs,
+                           progress=progress)
+    outcomes = []
+    for r in repros:
+        by_label = {x.label: results[x.key()] for x in planned[r.name]}
+        simulated = dict(r.measure(by_label))
+        outcomes.append(judge(r, simulated, expected.SEED.get(r.name, {}),
+                              expected.GAPS.get(r.name, {})))
+        if out is not None:
+            _write_runs(Path(out) / r.name, by_label)
+    wall = time.perf_counter() - t0
+    if out is not None:
+        from .report import write_report
+
+        write_report(outcomes, Path(out), quick=quick, wall_s=wall)
+    return outcomes
+
+
+def _write_runs(folder: Path, by_label: dict) -> None:
+    runs = folder / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    for label, res in by_label.items():
+        tmp = runs / f".{label}.json.tmp"
+        tmp.write_text(res.json, encoding="utf-8")
+        tmp.replace(runs / f"{label}.json")
+
+
+def outcome_json(outcomes: Sequence[Outcome]) -> str:
+    return json.dumps([o.as_dict() for o in outcomes], indent=2, sort_keys=True)

@@ -1,0 +1,158 @@
+"""What a reproduction is, and how one is run and judged.
+
+A :class:`Reproduction` sets up one experiment of a seed document: the runs (scenario,
+scheduler, seed), a ``measure`` function that turns their results into named quantities, and
+the seed's directional claims as predicates over those quantities. It never sees the seed's
+numbers: they live only in :mod:`vmsched.reproduce.expected`, which is read after the
+simulation, by :func:`judge`, to put the seed's value beside the simulated one.
+
+Tolerances (issue 4): a simulated quantity holds when it lies within ±25 % (relative) of the
+seed's value, or ±5 % where the seed derives the value analytically (``Seed.analytic``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+#: Relative tolerance for a measured seed value, and for one the seed derives analytically.
+TOLERANCE_MEASURED = 0.25
+TOLERANCE_ANALYTIC = 0.05
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation: a scenario (as a dict in the scenario schema), with optional
+    scheduler and seed overrides. ``label`` names it within its reproduction."""
+
+    label: str
+    scenario: Mapping[str, Any]
+    scheduler: Optional[str] = None
+    seed: Optional[int] = None
+
+    def key(self) -> str:
+        """Identity of the simulation (equal keys give byte-identical results)."""
+        return json.dumps([self.scenario, self.scheduler, self.seed], sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number a reproduction reports. ``panel`` groups quantities drawn together."""
+
+    key: str
+    label: str
+    unit: str = ""
+    panel: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A directional claim of the seed, checked on simulated quantities only."""
+
+    text: str
+    holds: Callable[[Mapping[str, float]], bool]
+
+
+@dataclass
+class Reproduction:
+    name: str
+    seed_file: str
+    figure: str
+    title: str
+    runs: Callable[[bool], Sequence[Run]]
+    measure: Callable[[Mapping[str, Any]], Mapping[str, float]]
+    quantities: Sequence[Quantity]
+    claims: Sequence[Claim] = ()
+    #: What the model leaves out that matters for this experiment (shown in the report).
+    notes: str = ""
+    #: Keys of `quantities` whose model inputs were fitted to this very seed value (a
+    #: baseline): reported, but marked as calibration rather than reproduction.
+    fitted: Sequence[str] = ()
+
+
+@dataclass
+class QuantityResult:
+    key: str
+    label: str
+    unit: str
+    panel: str
+    simulated: Optional[float]
+    seed: Optional[float] = None
+    tolerance: Optional[float] = None
+    source: str = ""
+    fitted: bool = False
+
+    @property
+    def within(self) -> Optional[bool]:
+        if self.seed is None or self.simulated is None or self.tolerance is None:
+            return None
+        if not math.isfinite(self.simulated):
+            return False
+        return abs(self.simulated - self.seed) <= self.tolerance * abs(self.seed) + 1e-12
+
+    def as_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["within"] = self.within
+        return d
+
+
+@dataclass
+class ClaimResult:
+    text: str
+    holds: bool
+    error: str = ""
+
+
+@dataclass
+class Outcome:
+    """A reproduction's judged result."""
+
+    name: str
+    title: str
+    seed_file: str
+    figure: str
+    quantities: list[QuantityResult]
+    claims: list[ClaimResult]
+    notes: str = ""
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def numeric(self) -> list[QuantityResult]:
+        return [q for q in self.quantities if q.within is not None]
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name, "title": self.title, "seed_file": self.seed_file,
+            "figure": self.figure, "notes": self.notes, "reasons": self.reasons,
+            "quantities": [q.as_dict() for q in self.quantities],
+            "claims": [c.__dict__ for c in self.claims],
+        }
+
+
+def judge(repro: Reproduction, simulated: Mapping[str, float],
+          seed_values: Mapping[str, Any], reasons: Mapping[str, str]) -> Outcome:
+    """Put each simulated quantity beside the seed's value and check the claims.
+
+    ``simulated`` comes from ``repro.measure`` alone; ``seed_values`` maps quantity keys to
+    :class:`~vmsched.reproduce.expected.Seed` entries."""
+    qs = []
+    for q in repro.quantities:
+        v = simulated.get(q.key)
+        s = seed_values.get(q.key)
+        qs.append(QuantityResult(
+            key=q.key, label=q.label, unit=q.unit, panel=q.panel,
+            simulated=None if v is None else float(v),
+            seed=None if s is None else float(s.value),
+            tolerance=None if s is None else (TOLERANCE_ANALYTIC if s.analytic else TOLERANCE_MEASURED),
+            source="" if s is None else s.source,
+            fitted=q.key in repro.fitted,
+        ))
+    claims = []
+    for c in repro.claims:
+        try:
+            claims.append(ClaimResult(c.text, bool(c.holds(simulated))))
+        except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
+            claims.append(ClaimResult(c.text, False, f"{type(e).__name__}: {e}"))
+    return Outcome(repro.name, repro.title, repro.seed_file, repro.figure, qs, claims,
+                   notes=repro.notes, reasons=dict(reasons))
