@@ -41,12 +41,6 @@ SEED: dict[str, dict[str, Seed]] = {
         "hackbench_aff_same_node_s": Seed(1.04, f"{S004} Table 9, nodes 0/1"),
         "hackbench_aff_cross_node_s": Seed(1.29, f"{S004} Table 9, nodes 1/2"),
     },
-    "vmkit-polling": {
-        "with polling, 2 vCPUs build slower than 1": "the model's guest sends no IPIs to running "
-            "vCPUs during a build (no wake-up reschedule IPIs, no lazy-TLB shootdowns), so polling "
-            "delays nothing",
-        "kbuild_2vcpu_over_1vcpu_polling": "as the claim: no vIPIs reach running vCPUs in the build",
-    },
     "vmkit-table10-11": {
         "kbuild_sync_15_30": Seed(1 / 0.718, f"{S004} §7.5.1: 1/0.718 ≈ 1.39 (Table 11: 1.38)", analytic=True),
         "kbuild_offset_15_30": Seed(1 / 0.718, f"{S004} §7.5.1: 1/0.718 ≈ 1.39 (Table 11: 1.39)", analytic=True),
