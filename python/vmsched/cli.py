@@ -296,7 +296,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
 
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from .reproduce import registry, reproduce, select
-    from .reproduce.report import HEADERS, failures, fmt, rows, summary_lines
+    from .reproduce.report import HEADERS, failures, rows, summary_lines
 
     if a.list:
         reg = registry()
@@ -332,6 +332,47 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
 
         shutil.copyfile(out / "report.md", a.docs)
         print(f"copied the Markdown report to {a.docs}")
+    return 0
+
+
+def cmd_arena(a: argparse.Namespace) -> int:
+    from . import arena
+
+    contenders = list(arena.CONTENDERS)
+    if a.contenders:
+        contenders += arena.load_contenders(a.contenders)
+    names = [c.name for c in contenders]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise UsageError(f"--contenders: name(s) {dup} already taken")
+    scenarios = arena.suite()
+    for i, path in enumerate(a.scenario or []):
+        if a.metric and a.metric not in arena.COLUMNS:
+            raise UsageError(f"--metric: unknown metric {a.metric!r}; known: {', '.join(arena.COLUMNS)}")
+        _load(path)  # clear error on a bad file
+        scenarios.append(arena.ArenaScenario(Path(path).stem, Path(path), a.metric, "user scenario"))
+    if a.only:
+        import fnmatch
+
+        keep = lambda n: any(fnmatch.fnmatch(n, pat) for pat in a.only)
+        contenders = [c for c in contenders if keep(c.name)] or contenders
+        scenarios = [s for s in scenarios if keep(s.name)] or scenarios
+    if a.list:
+        print(format_table(["contender", "scheduler", "what"],
+                           [[c.name, c.scheduler, c.description] for c in contenders]))
+        print()
+        print(format_table(["scenario", "file", "what"], [[s.name, s.path.name, s.what] for s in scenarios]))
+        return 0
+    out = Path(a.out)
+    table = arena.run_arena(scenarios, contenders, jobs=a.jobs, progress=not a.quiet, out=out)
+    for s in scenarios:
+        cells = table[s.name]
+        key = arena.primary(s, cells)
+        print(f"\n{s.name}: {s.what} (rank by {arena.COLUMNS[key][0]})")
+        print(format_table(arena.HEADERS, arena.rows(cells)))
+    print("\noverall (mean rank): " + ", ".join(f"{k} {v:.2f}" for k, v in arena.overall(table)))
+    report = arena.write_report(scenarios, contenders, table, out)
+    print(f"report: {report} and {out / 'report.md'}")
     return 0
 
 
@@ -396,6 +437,24 @@ def build_parser() -> argparse.ArgumentParser:
                     "(docs/reproductions.md is generated this way)")
     rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     rp.set_defaults(func=cmd_reproduce)
+    ar = sub.add_parser("arena", help="run every policy on the standard scenario suite and "
+                        "rank them")
+    ar.add_argument("--out", default="out/arena", metavar="DIR",
+                    help="report, plots and raw results (default: out/arena)")
+    ar.add_argument("--contenders", metavar="FILE", help="TOML file of extra [[contender]] "
+                    "tables (name, scheduler, params, ple, controller, paravirt, spinlock)")
+    ar.add_argument("--scenario", action="append", metavar="FILE",
+                    help="add a scenario of your own (repeatable)")
+    ar.add_argument("--metric", metavar="KEY", help="primary metric of the added scenarios "
+                    "(completion_ms, throughput_ops_s, p99_ms, lag_pct, spin_pct, "
+                    "ctxsw_per_pcpu_s, migrations)")
+    ar.add_argument("--only", action="append", metavar="GLOB",
+                    help="only contenders / scenarios whose name matches (repeatable)")
+    ar.add_argument("--jobs", "-j", type=_positive_int, metavar="N",
+                    help="simulations in parallel (default: the CPUs available)")
+    ar.add_argument("--list", action="store_true", help="list contenders and scenarios")
+    ar.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    ar.set_defaults(func=cmd_arena)
     return p
 
 
