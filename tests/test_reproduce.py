@@ -179,3 +179,20 @@ def test_html_report_renders_every_plot_in_headless_chromium(quick_all, tmp_path
     assert m, f"the page's load script did not run: {r.stdout[:500]}"
     loaded, total = int(m.group(1)), int(m.group(2))
     assert total == len(data["outcomes"]) and loaded == total, f"{loaded}/{total} plots decoded"
+
+
+def test_csrc_copy_of_the_server_role_presets_matches_the_core():
+    """csrc.py restates the `server` role presets to scale them; a stale copy would silently
+    change the fitted workload, so each role must run identically with the copy spelled out."""
+    from vmsched import run
+    from vmsched.reproduce import csrc
+
+    for role in csrc.PRESET_RATE_PER_S:
+        def sc(extra):
+            return {"name": "p", "seed": 3, "duration_ms": 60, "host": {"sockets": 1, "cores_per_socket": 2},
+                    "vms": [{"vcpus": 2, "workloads": [{"kind": "server", "role": role, **extra}]}]}
+        spelled = {"rate_per_s": csrc.PRESET_RATE_PER_S[role],
+                   "cpu_us": {"dist": "exp", "mean_us": csrc.PRESET_CPU_US[role]},
+                   "working_set_kib": csrc.PRESET_WORKING_SET_KIB[role]}
+        a, b = run(sc({})), run(sc(spelled))
+        assert a.summary["vms"] == b.summary["vms"], role
