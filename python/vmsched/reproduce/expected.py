@@ -22,9 +22,18 @@ class Seed:
     analytic: bool = False
 
 
+S002 = "002_4e0f89b222427189.txt"
+S003 = "003_4dc0d6f8eb99c3eb.txt"
 S004 = "004_3bece153636bca8a.txt"
 
 SEED: dict[str, dict[str, Seed]] = {
+    # -- seed 002: Flex (slides; its other results are directional, see flex.py's claims) ----
+    "flex-parallel": {
+        "mix_flex_gain_over_balance_pct": Seed(30.4, f"{S002} slide 'Mix of Parallel Workloads': "
+                                               "'Flex outperforms balance+cap by 30.4%'"),
+    },
+    # -- seed 003: DP-Scheduling (Figures 6-9 are plots without numbers in the text; its
+    #    results are directional, see dp.py's claims) -----------------------------------------
     # -- seed 004: VMkit on Barrelfish ------------------------------------------------------
     "vmkit-table2-3": {
         "forkbench_1cpu_ms": Seed(112.3, f"{S004} Table 2, VMkit 1 CPU"),
