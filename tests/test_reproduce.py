@@ -63,8 +63,9 @@ def test_report_lists_every_quantity_with_seed_value_and_verdict(quick_all):
         assert list((out / o["name"] / "runs").glob("*.json"))
         for q in o["quantities"]:
             assert q["label"] in md
-            assert q["simulated"] is not None or q["key"] in expected.GAPS.get(o["name"], {}), \
-                f"{o['name']}.{q['key']}: no simulated value and no reason"
+            if q["seed"] is not None:  # quick runs may skip quantities the seed has no number for
+                assert q["simulated"] is not None or q["key"] in expected.GAPS.get(o["name"], {}), \
+                    f"{o['name']}.{q['key']}: no simulated value and no reason"
     assert "Numeric quantities within tolerance" in stdout
     t = data["tally"]
     assert 0 < t["numeric"] and t["within"] <= t["numeric"]
