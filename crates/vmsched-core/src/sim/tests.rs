@@ -468,4 +468,3 @@ fn epcc_and_imb_report_their_figures() {
     let exchange = imb(&DP_IMB.replace("pattern = \"sendrecv\"", "pattern = \"exchange\"").replace("reps = 5000", "reps = 2500"));
     assert!(exchange > 0.0);
 }
-
