@@ -321,6 +321,9 @@ fn balance_scheduling_spins_less_than_cfs_and_more_than_gang() {
 fn relaxed_cosched_co_stops_leaders_without_the_fragmentation_of_strict_gang() {
     let gang = run_text(SYNC_2VM, Some("gang"));
     let relaxed = run_text(SYNC_2VM, Some("relaxed_cosched"));
+    let cfs = run_text(SYNC_2VM, Some("cfs"));
+    let (gs, rs, cs) = (mean_spin(&gang), mean_spin(&relaxed), mean_spin(&cfs));
+    assert!(gs < rs && rs < cs, "spin fraction: gang {gs:.3}, relaxed {rs:.3}, cfs {cs:.3}");
     let c = &relaxed.totals.scheduler_counters;
     assert!(c["co_stops"] > 0 && c["co_starts"] > 0 && c["co_stopped_ns"] > 0, "{c:?}");
     // Every co-stop ends in a co-start (the run ends with every vCPU halted).

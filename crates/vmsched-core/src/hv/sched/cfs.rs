@@ -10,7 +10,12 @@
 //!   weight is spread over its runnable vCPU threads as `calc_group_shares` does when every
 //!   thread carries the same load, so each runnable vCPU thread weighs shares / #runnable;
 //! - sleeper placement `vruntime = max(vruntime, min_vruntime - latency/2)`
-//!   (GENTLE_FAIR_SLEEPERS) and wake-up preemption beyond the wake-up granularity;
+//!   (GENTLE_FAIR_SLEEPERS, `place_entity`) and wake-up preemption beyond the wake-up
+//!   granularity. A blocked thread keeps its absolute vruntime; when it wakes on another pCPU's
+//!   runqueue its vruntime is re-anchored first, minus the old runqueue's min_vruntime plus the
+//!   new one's (`migrate_task_rq_fair` subtracts, `enqueue_entity` adds back before
+//!   `place_entity`; fair.c up to 6.5: "As blocked tasks retain absolute vruntime the migration
+//!   needs to deal with this by subtracting the old and adding the new min_vruntime");
 //! - wake placement `select_task_rq_fair`: previous pCPU if idle, else an idle pCPU sharing
 //!   its LLC, else any idle pCPU, else the previous pCPU;
 //! - periodic load balancing (interval = #pCPUs ms, x16 when busy; imbalance_pct 117) and
@@ -36,6 +41,8 @@ const BALANCE_TIMER_BASE: u64 = 0;
 struct Ent {
     vruntime: f64,
     on_rq: Option<PcpuId>,
+    /// The runqueue whose min_vruntime `vruntime` is relative to: the last it was queued on.
+    home: PcpuId,
     exec_start: Ns,
     active: bool,
 }
@@ -134,6 +141,7 @@ impl Cfs {
     fn enqueue(&mut self, p: PcpuId, v: VcpuId) {
         self.rq[p].push(v);
         self.ents[v].on_rq = Some(p);
+        self.ents[v].home = p;
     }
 
     fn dequeue(&mut self, v: VcpuId) {
@@ -300,6 +308,10 @@ impl HvScheduler for Cfs {
         self.set_active(view, v, true);
         let p = self.select_rq(view, v);
         self.update_curr(view, p);
+        let home = self.ents[v].home;
+        if home != p {
+            self.ents[v].vruntime += self.min_vruntime[p] - self.min_vruntime[home];
+        }
         let floor = self.min_vruntime[p] - self.latency_ns / 2.0;
         let e = &mut self.ents[v];
         if e.vruntime < floor {
@@ -438,5 +450,51 @@ impl HvScheduler for Cfs {
 
     fn yield_stats(&self) -> (u64, u64) {
         (self.dy_attempted, self.dy_successful)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hv::sched::testkit::Kit;
+    use std::collections::BTreeMap;
+
+    const MS: Ns = NS_PER_MS;
+
+    #[test]
+    fn a_thread_waking_on_another_runqueue_keeps_its_lag_not_its_absolute_vruntime() {
+        // 2 pCPUs, three 1-vCPU VMs (one thread of weight 1024 each: vruntime = run time).
+        // vCPU 0 runs alone on pCPU 0; vCPUs 1 and 2, pinned to pCPU 1, take turns there.
+        let mut k = Kit::new(2, &[1, 1, 1]);
+        k.affinity[1] = Some(vec![1]);
+        k.affinity[2] = Some(vec![1]);
+        k.vcpus[2].last_pcpu = 1;
+        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), true).unwrap();
+        k.init(&mut s);
+        for v in 0..3 {
+            k.wake(&mut s, v);
+        }
+        assert_eq!((k.running_on(0), k.running_on(1)), (Some(0), Some(1)));
+        for i in 1..=10 {
+            k.advance(&mut s, i * 10 * MS);
+            k.schedule(&mut s, 1, Reason::Timer);
+        }
+        k.halt(&mut s, 0);
+        // pCPU 0's min_vruntime is 100 ms, pCPU 1's about 50 ms.
+        let lag = s.ents[0].vruntime - s.min_vruntime[0];
+        assert!(s.min_vruntime[0] - s.min_vruntime[1] >= 40.0 * MS as f64);
+        // vCPU 0 wakes, now allowed only on pCPU 1, and queues there.
+        k.affinity[0] = Some(vec![1]);
+        k.wake(&mut s, 0);
+        assert_eq!(s.ents[0].on_rq, Some(1));
+        assert!((s.ents[0].vruntime - s.min_vruntime[1] - lag).abs() < 1.0, "placed at its lag on the new runqueue");
+        // So it gets the pCPU within two turns, instead of waiting until the others have run 50 ms.
+        let mut ran = false;
+        for i in 1..=2 {
+            k.advance(&mut s, 100 * MS + i * 10 * MS);
+            k.schedule(&mut s, 1, Reason::Timer);
+            ran |= k.running_on(0) == Some(1);
+        }
+        assert!(ran);
     }
 }
