@@ -9,7 +9,11 @@
 //! - an idle vCPU executes HLT at once (tickless idle);
 //! - spinlocks: ticket and queued locks hand over in FIFO order, so a waiter whose vCPU is
 //!   descheduled stalls everyone behind it (lock-waiter preemption); test-and-set lets any
-//!   running spinner take a free lock. Critical sections run with guest preemption disabled,
+//!   running spinner take a free lock. Native qspinlock is FIFO as a ticket lock is (pending
+//!   waiter, then the MCS queue in order; the fast path needs the whole lock word zero:
+//!   `kernel/locking/qspinlock.c queued_spin_lock_slowpath`), so both share one model; they
+//!   differ in cache traffic (all ticket waiters poll one line), which is not modelled. A pv
+//!   qspinlock (hybrid queued/unfair) is modelled in `guest::paravirt`. Critical sections run with guest preemption disabled,
 //!   but the hypervisor may still preempt the vCPU (lock-holder preemption);
 //! - `smp_call_function_many` with wait: the sender spins (preemption off) until every target
 //!   ran the handler; TLB shootdowns target the vCPUs currently running a thread of the same
@@ -45,13 +49,13 @@ const MAX_INSTRS_PER_STEP: u32 = 100_000;
 const OFFLINE_RETRY_NS: Ns = 10_000;
 
 impl World {
-    fn running_cur(&self, t: ThreadId) -> Option<VcpuId> {
+    pub(crate) fn running_cur(&self, t: ThreadId) -> Option<VcpuId> {
         let v = self.threads[t].vcpu;
         (self.vcpus[v].cur == Some(t) && self.vcpus[v].running_on().is_some()).then_some(v)
     }
 
     /// Change what thread `t` does; if it is on a running vCPU, account and re-arm first.
-    fn set_act(&mut self, t: ThreadId, act: Activity) {
+    pub(crate) fn set_act(&mut self, t: ThreadId, act: Activity) {
         match self.running_cur(t) {
             Some(v) => {
                 self.advance(v);
@@ -120,7 +124,9 @@ impl World {
         if let Activity::SpinLock { lock, since, .. } = self.threads[t].act {
             let vm = self.threads[t].vm;
             let l = &mut self.vms[vm].locks[lock];
-            if l.kind == SpinlockKind::Tas && l.holder.is_none() {
+            if l.hybrid {
+                self.pv_settle(vm, lock);
+            } else if l.kind == SpinlockKind::Tas && l.holder.is_none() {
                 l.holder = Some(t);
                 l.waiters.retain(|&x| x != t);
                 self.threads[t].act = Activity::LockGranted { lock, left: self.costs.lock_handoff_ns, since };
@@ -366,6 +372,9 @@ impl World {
         let now = self.now();
         let vm = self.threads[t].vm;
         self.threads[t].lock_req_at = now;
+        if self.vms[vm].locks[lock].hybrid {
+            return self.pv_lock_acquire(t, lock);
+        }
         let l = &mut self.vms[vm].locks[lock];
         let free = l.holder.is_none() && (l.waiters.is_empty() || l.kind == SpinlockKind::Tas);
         if free {
@@ -388,6 +397,9 @@ impl World {
         let l = &mut self.vms[vm].locks[lock];
         debug_assert_eq!(l.holder, Some(t));
         l.holder = None;
+        if l.hybrid {
+            return self.pv_unlock(t, lock);
+        }
         let next = match l.kind {
             SpinlockKind::Ticket | SpinlockKind::Queued => l.waiters.pop_front(),
             SpinlockKind::Tas => {

@@ -315,8 +315,19 @@ impl Thread {
 pub struct SpinLockObj {
     pub kind: SpinlockKind,
     pub holder: Option<ThreadId>,
-    /// FIFO of waiters (ticket order for ticket and queued locks).
+    /// FIFO of waiters (ticket order for ticket and queued locks; the MCS queue of a pv
+    /// qspinlock, head first).
     pub waiters: VecDeque<ThreadId>,
+    /// pv qspinlock (`guest::paravirt`): the hybrid queued/unfair mode is on.
+    pub hybrid: bool,
+    /// pv qspinlock: spinners in `pv_hybrid_queued_unfair_trylock`, not in the MCS queue.
+    pub unfair: Vec<ThreadId>,
+    /// pv qspinlock: the pending bit (the queue head is in its active spin loop; no stealing).
+    pub pending: bool,
+    /// pv qspinlock: the lock word is `_Q_SLOW_VAL` (the head is hashed; the unlocker kicks it).
+    pub slow: bool,
+    /// pv qspinlock: the current queue head has hashed itself once (`lp` set).
+    pub head_hashed: bool,
     pub rng: RngStream,
 }
 
@@ -373,6 +384,8 @@ pub struct Vm {
     pub pv: crate::scenario::ParavirtSpec,
     /// pv spinlock spin budget before halting.
     pub pv_spin_ns: Ns,
+    /// pv spinlock: time between two `pv_wait_early` checks (`PV_PREV_CHECK_MASK` + 1 loops).
+    pub pv_check_ns: Ns,
     pub threads: Vec<ThreadId>,
     pub live_threads: u32,
     pub finite: bool,

@@ -24,6 +24,12 @@
 //!   vCPUs that are not ready, preempted in user mode, or spinning themselves every other
 //!   time (`dy_eligible`); `yield_to` sets the target as next buddy on its runqueue and
 //!   reschedules that pCPU, and the spinner yields (skip buddy); up to 3 failed attempts.
+//!   Buddies are hints, as in `pick_next_entity`: the next buddy runs, and the skip buddy is
+//!   passed over, only if that is not too unfair to the leftmost entity
+//!   (`wakeup_preempt_entity` < 1, i.e. within one wake-up granularity of vruntime);
+//! - the hypercall yields (`kvm_sched_yield`, after `KVM_HC_KICK_CPU` and
+//!   `KVM_HC_SCHED_YIELD`) do nothing when the yielder is alone on its runqueue
+//!   (`single_task_running`).
 //!
 //! Leaves out: PELT load averages (instantaneous runnable counts instead), scheduling-domain
 //! hierarchy (one domain over all pCPUs), cache-hot migration resistance, EEVDF (6.6+), CFS
@@ -191,23 +197,35 @@ impl Cfs {
         self.latency_ns.max(nr as f64 * self.min_gran_ns)
     }
 
-    fn pick(&mut self, p: PcpuId) -> Option<VcpuId> {
-        if let Some(b) = self.next_buddy[p].take() {
-            if self.ents[b].on_rq == Some(p) {
-                return Some(b);
-            }
-        }
+    /// `wakeup_preempt_entity(se, left) < 1`: running `se` instead of the leftmost entity is
+    /// "not too unfair" (`se` is at most one wake-up granularity of `left` ahead).
+    fn not_too_unfair(&self, view: &SchedView, se: VcpuId, left: VcpuId) -> bool {
+        let gran = self.wakeup_gran_ns * NICE_0_LOAD / self.weight(view, left);
+        self.ents[se].vruntime - self.ents[left].vruntime <= gran
+    }
+
+    /// `pick_next_entity` (fair.c up to 6.5): the leftmost entity; the second one instead if
+    /// the leftmost is the skip buddy and that is not too unfair; the next buddy if that is
+    /// not too unfair to the leftmost.
+    fn pick(&mut self, view: &SchedView, p: PcpuId) -> Option<VcpuId> {
         let skip = self.skip_buddy[p].take();
-        let mut best: Option<VcpuId> = None;
-        for &v in &self.rq[p] {
-            if Some(v) == skip && self.rq[p].len() > 1 {
-                continue;
-            }
-            if best.map_or(true, |b| self.ents[v].vruntime < self.ents[b].vruntime) {
-                best = Some(v);
+        let next = self.next_buddy[p].take().filter(|&b| self.ents[b].on_rq == Some(p));
+        let by_vruntime = |a: &&VcpuId, b: &&VcpuId| self.ents[**a].vruntime.total_cmp(&self.ents[**b].vruntime);
+        let left = *self.rq[p].iter().min_by(by_vruntime)?;
+        let mut se = left;
+        if skip == Some(left) {
+            if let Some(&second) = self.rq[p].iter().filter(|&&v| v != left).min_by(by_vruntime) {
+                if self.not_too_unfair(view, second, left) {
+                    se = second;
+                }
             }
         }
-        best
+        if let Some(b) = next {
+            if self.not_too_unfair(view, b, left) {
+                se = b;
+            }
+        }
+        Some(se)
     }
 
     fn migrate(&mut self, from: PcpuId, to: PcpuId, v: VcpuId) {
@@ -349,7 +367,7 @@ impl HvScheduler for Cfs {
         if self.rq[p].is_empty() {
             self.balance(view, p, true);
         }
-        let next = self.pick(p);
+        let next = self.pick(view, p);
         if let Some(v) = next {
             self.dequeue(v);
             self.ents[v].exec_start = view.now;
@@ -423,10 +441,12 @@ impl HvScheduler for Cfs {
 
     fn directed_yield(&mut self, view: &mut SchedView, me: VcpuId, target: VcpuId) -> bool {
         let RunState::Running(me_p) = view.vcpus[me].run else { return false };
-        if view.vcpus[target].run != RunState::Runnable {
+        self.dy_attempted += 1;
+        // `kvm_sched_yield` (x86.c): no yield if this vCPU thread is alone on its runqueue
+        // (`single_task_running`) or the target is not ready.
+        if self.rq[me_p].is_empty() || view.vcpus[target].run != RunState::Runnable {
             return false;
         }
-        self.dy_attempted += 1;
         self.update_curr(view, me_p);
         if self.yield_to(view, me_p, target) > 0 {
             self.dy_successful += 1;
