@@ -250,6 +250,7 @@ impl Simulation {
                 queues: Vec::new(),
                 conds: Vec::new(),
                 next_mm: 0,
+                mm: Default::default(),
                 io_rng: RngStream::new(seed, &format!("{vm_name}/io")),
                 lock_wait: Histogram::default(),
                 vipi_latency: Histogram::default(),
@@ -305,6 +306,7 @@ impl Simulation {
                     }));
                     vm.threads.push(tid);
                     vm.live_threads += 1;
+                    vm.mm.add_user(mm);
                     w.vcpus[vcpu_ids[home as usize]].runq.push_back(tid);
                 }
             }
