@@ -16,6 +16,7 @@ pub mod gang;
 pub mod relaxed_cosched;
 pub mod dp;
 pub mod flexs;
+pub mod flexw;
 pub mod rr;
 #[cfg(test)]
 pub(crate) mod testkit;
