@@ -8,6 +8,7 @@ use crate::scenario::from_toml_str;
 
 const PATTERN: &str = include_str!("../../../../scenarios/vmkit-sched-pattern.toml");
 const NUMA: &str = include_str!("../../../../scenarios/vmkit-numa.toml");
+const POLLING: &str = include_str!("../../../../scenarios/vmkit-polling.toml");
 
 fn run(text: &str) -> Results {
     let sc = from_toml_str(text).expect("scenario parses");
@@ -96,9 +97,10 @@ fn polled_vipis_slow_shootdown_heavy_work() {
     assert!(polled.vms[0].vipi_latency.mean_ns > 20.0 * ipi.vms[0].vipi_latency.mean_ns);
 }
 
-/// kbuild with `make -j4` (seed 004 §7.2) on `vcpus` vCPUs, same total work, busy guest ticks.
+/// `scenarios/vmkit-polling.toml` (2-vCPU `make -j4`, busy ticks) with `vcpus` vCPUs and the
+/// given delivery; same total work.
 fn kbuild(vcpus: u32, delivery: &str) -> String {
-    two_vcpu(delivery, "kind = \"kbuild\"\njobs = 4").replace("vcpus = 2", &format!("vcpus = {vcpus}"))
+    POLLING.replace("vcpus = 2\npin = [0, 1]", &format!("vcpus = {vcpus}\npin = {:?}", (0..vcpus).collect::<Vec<_>>())).replace("vipi_delivery = \"polling\"", &format!("vipi_delivery = \"{delivery}\""))
 }
 
 /// The acceptance point "polling makes a 2-vCPU kbuild slower than a 1-vCPU run" does not
