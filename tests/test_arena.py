@@ -17,14 +17,14 @@ from test_reproduce import _chromium
 
 
 def test_a_contender_replaces_the_scenarios_scheduler_and_controller_and_keeps_the_rest():
-    base = Scenario.from_file(arena.suite()[0].path.parent.parent / "flex-fairness.toml").to_dict()
-    assert base["controller"]["name"] == "flexw"
+    base = Scenario.from_file(arena.suite()[0].path.parent.parent / "flexcore-sync-heavy-2vm.toml").to_dict()
+    assert base["controller"]["name"] == "flexcore"
     pv = next(c for c in arena.CONTENDERS if c.name == "cfs-pvspin").apply(base)
     assert pv["hypervisor"]["scheduler"] == "cfs" and pv["hypervisor"]["params"] == {}
     assert "controller" not in pv
     assert all(vm["guest"]["paravirt"]["spinlock"] and vm["guest"]["spinlock"] == "queued" for vm in pv["vms"])
     assert [vm["workloads"] for vm in pv["vms"]] == [vm["workloads"] for vm in base["vms"]]
-    fc = next(c for c in arena.CONTENDERS if c.name == "flexcore").apply(base)
+    fc = next(c for c in arena.CONTENDERS if c.name == "flexcore").apply(dict(base, controller={"name": "flexw"}))
     assert fc["controller"] == {"name": "flexcore"}
     Scenario.from_dict(fc)  # still a valid scenario
     nople = next(c for c in arena.CONTENDERS if c.name == "cfs-nople").apply(base)

@@ -80,8 +80,7 @@ CONTENDERS: tuple[Contender, ...] = (
               controller={"name": "flexcore"}),
     Contender("csrc", "Xen credit with softirq tasklets and CSRC (seed 001)", "credit",
               params={"tasklet": "softirq", "csrc": True}),
-    Contender("flex", "Flex: FlexW weights + FlexS spin-aware switching (seed 002)", "flex",
-              controller={"name": "flexw"}),
+    Contender("flex", "Flex: FlexW weights in credit's accounting + FlexS spin-aware switching (seed 002)", "flex"),
     Contender("dp", "DP-Scheduling: affinity-aware dynamic pinning on credit (seed 003)", "dp"),
 )
 

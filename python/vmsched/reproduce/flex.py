@@ -33,13 +33,13 @@ FLEX = (True, True)
 def flex_policy(scenario: Mapping[str, Any], flexw: bool, flexs: bool) -> dict:
     """``scenario`` under Xen credit, with FlexW and/or FlexS switched on.
 
-    The one place that maps the seed's variants to vmsched: FlexS is the scheduler ``flex``
-    (credit plus spin detection and sibling switching), FlexW the controller ``flexw``."""
+    The one place that maps the seed's variants to vmsched: FlexW runs inside credit's
+    accounting (credit parameter ``flexw``, seed gain 1); FlexS is the scheduler ``flex``
+    (credit + FlexW + spin detection and sibling switching; ``flexw = false`` turns FlexW off)."""
     d = copy.deepcopy(dict(scenario))
-    d["hypervisor"] = dict(d.get("hypervisor", {}), scheduler="flex" if flexs else "credit")
+    d["hypervisor"] = dict(d.get("hypervisor", {}), scheduler="flex" if flexs else "credit",
+                           params={"flexw": bool(flexw)})
     d.pop("controller", None)
-    if flexw:
-        d["controller"] = {"name": "flexw"}
     return d
 
 
