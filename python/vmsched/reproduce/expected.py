@@ -153,16 +153,16 @@ GAPS: dict[str, dict[str, str]] = {
     # -- seed 002: Flex ------------------------------------------------------------------------
     "flex-fairness": {
         "Flex keeps every VM within 5 % of its GPS share, for every number of VMs":
-            "model result: FlexW (controller, gain 0.25, weights applied one 30 ms period late) holds "
+            "model result: FlexW (in credit's accounting, gain 1, lag since the last reset) holds "
             "3-5 VMs within 5 % but overshoots with 6-8 VMs: 1-vCPU VMs end 8-16 % above their share, "
-            "a 3- or 4-vCPU VM up to 27 % below; under review while FlexW moves into credit's accounting",
-    },
-    "flex-proportional": {
-        "Flex gives every VM its weight-proportional share (within 5 %)":
-            "model result: the 1-vCPU VM of weight 128 stays 14 % below its share (8.6 % vs 10 % of the "
-            "host) also over 40 s, i.e. not a transient after the reset; the others are within 4 %",
+            "a 3- or 4-vCPU VM up to 27 % below (measured with the controller version; to re-measure)",
     },
     "flex-parallel": {
+        "on the mix, Flex finishes sooner than balance": "model result since credit migrates a "
+            "running vCPU to an idle pCPU at its tick (csched_unit_acct; before, credit left pCPUs "
+            "idle for seconds and FlexS looked much better): on the mix FlexW alone and balance "
+            "(without cap: cfs has no CPU bandwidth control) both finish sooner than FlexW+FlexS, "
+            "whose 7-9k spin-triggered switches per run do not reduce barrier spin; not yet understood",
         "mix_flex_gain_over_balance_pct":
             "the model's balance scheduler sits on cfs, which enforces no cap (no CFS bandwidth "
             "control), so the gain is measured against uncapped balance; the cap is what makes "
