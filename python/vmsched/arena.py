@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from .htmlreport import HTML_PAGE, atomic_write, html_table, img_tag, md_table
+from .htmlreport import HTML_PAGE, atomic_write, html_table, img_tag, md_table, pyplot, save_png
 
 
 @dataclass(frozen=True)
@@ -233,11 +233,7 @@ def rows(cells: Sequence[Cell]) -> list[list[str]]:
 # ---- plots and report -------------------------------------------------------------------
 
 def plot_scenario(s: ArenaScenario, cells: Sequence[Cell], key: str, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     cs = sorted(cells, key=lambda c: (c.rank or 0, c.contender))
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
     for ax, k in zip(axes, [key, "spin_pct" if key != "spin_pct" else "ctxsw_per_pcpu_s"]):
@@ -249,19 +245,11 @@ def plot_scenario(s: ArenaScenario, cells: Sequence[Cell], key: str, path: Path)
         ax.tick_params(axis="y", labelsize=7)
     fig.suptitle(f"{s.name}: {s.what}", fontsize=9)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return save_png(fig, path)
 
 
 def plot_ranks(table: Mapping[str, Sequence[Cell]], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     order = [k for k, _ in overall(table)]
     scen = list(table)
     grid = [[next(c.rank for c in table[s] if c.contender == k) for s in scen] for k in order]
@@ -277,11 +265,7 @@ def plot_ranks(table: Mapping[str, Sequence[Cell]], path: Path) -> Path:
     fig.colorbar(im, ax=ax, label="rank (1 = best)")
     ax.set_title("rank per scenario (rows by mean rank)", fontsize=9)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return save_png(fig, path)
 
 
 def write_report(scenarios: Sequence[ArenaScenario], contenders: Sequence[Contender],

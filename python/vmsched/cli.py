@@ -313,15 +313,13 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
         raise UsageError(e.args[0])
     out = Path(a.out)
     outcomes = reproduce(repros, quick=a.quick, out=out, jobs=a.jobs, progress=not a.quiet)
-    from .reproduce.execute import simulate_all
-
     for o in outcomes:
         print(f"\n{o.name}: {o.title} ({o.seed_file}, {o.figure})")
         print(format_table(HEADERS, rows(o)))
         for c in o.claims:
             print(f"  {'holds' if c.holds else 'DOES NOT HOLD'}: {c.text}")
     print()
-    for line in summary_lines(outcomes, a.quick, simulate_all.last_wall_s):
+    for line in summary_lines(outcomes, a.quick, reproduce.last_wall_s):
         print(line)
     fails = failures(outcomes)
     if fails:
@@ -345,10 +343,10 @@ def cmd_arena(a: argparse.Namespace) -> int:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise UsageError(f"--contenders: name(s) {dup} already taken")
+    if a.metric and a.metric not in arena.COLUMNS:
+        raise UsageError(f"--metric: unknown metric {a.metric!r}; known: {', '.join(arena.COLUMNS)}")
     scenarios = arena.suite()
-    for i, path in enumerate(a.scenario or []):
-        if a.metric and a.metric not in arena.COLUMNS:
-            raise UsageError(f"--metric: unknown metric {a.metric!r}; known: {', '.join(arena.COLUMNS)}")
+    for path in a.scenario or []:
         _load(path)  # clear error on a bad file
         scenarios.append(arena.ArenaScenario(Path(path).stem, Path(path), a.metric, "user scenario"))
     if a.only:

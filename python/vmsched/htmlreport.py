@@ -57,6 +57,26 @@ window.addEventListener("load", function () {
 
 
 
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_png(fig, path: Path) -> Path:
+    """Write ``fig`` to ``path`` atomically (a reader never sees half a PNG) and close it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, dpi=110, format="png")
+    pyplot().close(fig)
+    tmp.replace(path)
+    return path
+
+
 def img_tag(alt: str, png: bytes) -> str:
     data = base64.b64encode(png).decode("ascii")
     return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'

@@ -22,8 +22,6 @@ def fmt(v: float | None) -> str:
         return f"{v:,.0f}"
     if a >= 100:
         return f"{v:.1f}"
-    if a >= 1:
-        return f"{v:.3g}"
     return f"{v:.3g}"
 
 

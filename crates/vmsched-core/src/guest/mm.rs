@@ -72,10 +72,6 @@ impl VmMm {
         }
     }
 
-    /// The vCPUs in `mm`'s mask (for tests and reports).
-    pub fn cpumask(&self, mm: usize) -> Vec<VcpuId> {
-        self.cpumask.get(&mm).map(|s| s.iter().copied().collect()).unwrap_or_default()
-    }
 }
 
 impl World {
@@ -83,10 +79,11 @@ impl World {
     pub(crate) fn switch_mm(&mut self, v: VcpuId, t: ThreadId) {
         let mm = self.threads[t].mm;
         let vm = self.vcpus[v].vm;
-        if let Some(old) = self.vcpus[v].loaded_mm {
-            if old != mm {
-                self.vms[vm].mm.leave(old, v);
-            }
+        match self.vcpus[v].loaded_mm {
+            // Already in this mm's cpumask (a flush that removes it also clears loaded_mm).
+            Some(old) if old == mm => return,
+            Some(old) => self.vms[vm].mm.leave(old, v),
+            None => {}
         }
         self.vms[vm].mm.cpumask.entry(mm).or_default().insert(v);
         self.vcpus[v].loaded_mm = Some(mm);
