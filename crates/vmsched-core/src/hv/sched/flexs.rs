@@ -1,7 +1,8 @@
 //! FlexS, Flex's flexible vCPU scheduling, as a layer over Xen credit1 (seed
 //! 002_4e0f89b222427189.txt, "FlexS Design", "FlexS Design (cont')", "Practical
-//! Considerations", "Implementation"). Scheduler name `flex`; Flex's other half, FlexW (VM-level
-//! fairness by real-time weights), is the `flexw` controller (`controllers/flexw.rs`).
+//! Considerations", "Implementation"). Scheduler name `flex`, the seed's whole Flex: its credit
+//! runs Flex's other half, FlexW (VM-level fairness by real-time weights), in its accounting
+//! (`flexw.rs`; on unless `flexw = false`, which leaves FlexS alone).
 //!
 //! `credit::Credit` does all queueing, accounting and picking. FlexS adds:
 //! - a spin detector that sees only the virtual PMU (`VcpuFacts::pmu`, synthesised by
