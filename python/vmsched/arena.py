@@ -181,8 +181,7 @@ def rank(cells: list[Cell], key: str) -> None:
 def run_arena(scenarios: Sequence[ArenaScenario], contenders: Sequence[Contender],
               jobs: int | None = None, progress: bool = True,
               out: Path | None = None) -> dict[str, list[Cell]]:
-    from .reproduce.core import Run
-    from .reproduce.execute import simulate_all
+    from .batch import Run, simulate_all
     from .scenario import Scenario
 
     runs: dict[tuple[str, str], Run] = {}

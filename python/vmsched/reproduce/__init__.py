@@ -50,7 +50,7 @@ def reproduce(repros: Sequence[Reproduction], quick: bool = False, out: str | Pa
     """Run, measure and judge ``repros``; write the report under ``out`` if given. The wall
     time of the whole call is ``reproduce.last_wall_s`` afterwards."""
     from . import expected
-    from .execute import simulate_all
+    from ..batch import simulate_all
 
     t0 = time.perf_counter()
     planned = {r.name: list(r.runs(quick)) for r in repros}

@@ -1,4 +1,5 @@
-"""Running the simulations of a set of reproductions, in parallel, with one progress bar.
+"""Batches of simulations run in parallel with one progress bar (used by ``vmsched reproduce``
+and ``vmsched arena``).
 
 Identical runs (same scenario, scheduler and seed) are simulated once and shared. Each
 worker process returns the run's ``summary.json`` text; results are deterministic, so the
@@ -7,17 +8,33 @@ number of workers never changes them.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional
 
-from ..results import Results
-from .core import Run
+from .results import Results
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation: a scenario (as a dict in the scenario schema), with optional
+    scheduler and seed overrides. ``label`` names it within its batch."""
+
+    label: str
+    scenario: Mapping[str, Any]
+    scheduler: Optional[str] = None
+    seed: Optional[int] = None
+
+    def key(self) -> str:
+        """Identity of the simulation (equal keys give byte-identical results)."""
+        return json.dumps([self.scenario, self.scheduler, self.seed], sort_keys=True)
 
 
 def _simulate(scenario: Mapping, scheduler, seed) -> tuple[str, float]:
-    from ..runner import run
+    from .runner import run
 
     res = run(dict(scenario), scheduler=scheduler, seed=seed)
     return res.json, float(res.wall_s or 0.0)
