@@ -43,7 +43,7 @@ QUICK_DIVISOR = 3
 #: Shared structure of the four workloads (not fitted; one choice for all): iterations per
 #: thread (the simulated length; the time scale maps it to the seed's), the compute grain,
 #: lock sections per iteration on one lock, a barrier every 50 iterations with 50 µs of spin.
-ITERATIONS = 600
+ITERATIONS = 300
 COMPUTE_US = 200.0
 LOCKS_PER_ITERATION = 2
 BARRIER_EVERY = 50
