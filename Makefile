@@ -1,4 +1,4 @@
-# vmsched: `make run` runs the example scenarios, `make test` runs every test.
+# vmsched: `make run` reproduces the seed evaluations (`vmsched reproduce --all`), `make test` runs every test.
 # Both call `make setup`, which is idempotent: it creates .venv, installs the Python tools and
 # builds the Rust extension (release) only when something changed.
 
@@ -17,10 +17,13 @@ DEPS_STAMP  := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml $(wildcard Cargo.lock)
 
-.PHONY: help setup rust run test test-rust test-py bench clean
+.PHONY: help setup rust run quick arena examples test test-rust test-py bench clean
 
 help:
-	@echo "make run    - set up, then run the example scenarios (results in out/examples)"
+	@echo "make run    - set up, then reproduce every seed evaluation (report in out/reproduce)"
+	@echo "make quick  - the shortened reproductions (out/reproduce-quick)"
+	@echo "make arena  - every policy on the standard suite, ranked (out/arena)"
+	@echo "make examples - the example scenarios under credit, cfs and rr (out/examples)"
 	@echo "make test   - set up, then cargo test (core) and pytest (tests/)"
 	@echo "make setup  - create .venv and build the vmsched extension (idempotent)"
 	@echo "make bench  - simulator speed (vmsched bench)"
@@ -55,6 +58,15 @@ $(BUILD_STAMP): $(DEPS_STAMP) $(RUST_SRC) pyproject.toml
 	@touch $@
 
 run: setup
+	$(VENV)/bin/vmsched reproduce --all --out out/reproduce
+
+quick: setup
+	$(VENV)/bin/vmsched reproduce --all --quick --out out/reproduce-quick
+
+arena: setup
+	$(VENV)/bin/vmsched arena --out out/arena
+
+examples: setup
 	$(VENV)/bin/vmsched examples --out out/examples
 
 test: setup test-rust test-py

@@ -296,7 +296,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
 
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from .reproduce import registry, reproduce, select
-    from .reproduce.report import HEADERS, failures, fmt, rows, summary_lines
+    from .reproduce.report import HEADERS, failures, rows, summary_lines
 
     if a.list:
         reg = registry()
@@ -313,15 +313,13 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
         raise UsageError(e.args[0])
     out = Path(a.out)
     outcomes = reproduce(repros, quick=a.quick, out=out, jobs=a.jobs, progress=not a.quiet)
-    from .reproduce.execute import simulate_all
-
     for o in outcomes:
         print(f"\n{o.name}: {o.title} ({o.seed_file}, {o.figure})")
         print(format_table(HEADERS, rows(o)))
         for c in o.claims:
             print(f"  {'holds' if c.holds else 'DOES NOT HOLD'}: {c.text}")
     print()
-    for line in summary_lines(outcomes, a.quick, simulate_all.last_wall_s):
+    for line in summary_lines(outcomes, a.quick, reproduce.last_wall_s):
         print(line)
     fails = failures(outcomes)
     if fails:
@@ -332,6 +330,47 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
 
         shutil.copyfile(out / "report.md", a.docs)
         print(f"copied the Markdown report to {a.docs}")
+    return 0
+
+
+def cmd_arena(a: argparse.Namespace) -> int:
+    from . import arena
+
+    contenders = list(arena.CONTENDERS)
+    if a.contenders:
+        contenders += arena.load_contenders(a.contenders)
+    names = [c.name for c in contenders]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise UsageError(f"--contenders: name(s) {dup} already taken")
+    if a.metric and a.metric not in arena.COLUMNS:
+        raise UsageError(f"--metric: unknown metric {a.metric!r}; known: {', '.join(arena.COLUMNS)}")
+    scenarios = arena.suite()
+    for path in a.scenario or []:
+        _load(path)  # clear error on a bad file
+        scenarios.append(arena.ArenaScenario(Path(path).stem, Path(path), a.metric, "user scenario"))
+    if a.only:
+        import fnmatch
+
+        keep = lambda n: any(fnmatch.fnmatch(n, pat) for pat in a.only)
+        contenders = [c for c in contenders if keep(c.name)] or contenders
+        scenarios = [s for s in scenarios if keep(s.name)] or scenarios
+    if a.list:
+        print(format_table(["contender", "scheduler", "what"],
+                           [[c.name, c.scheduler, c.description] for c in contenders]))
+        print()
+        print(format_table(["scenario", "file", "what"], [[s.name, s.path.name, s.what] for s in scenarios]))
+        return 0
+    out = Path(a.out)
+    table = arena.run_arena(scenarios, contenders, jobs=a.jobs, progress=not a.quiet, out=out)
+    for s in scenarios:
+        cells = table[s.name]
+        key = arena.primary(s, cells)
+        print(f"\n{s.name}: {s.what} (rank by {arena.COLUMNS[key][0]})")
+        print(format_table(arena.HEADERS, arena.rows(cells)))
+    print("\noverall (mean rank): " + ", ".join(f"{k} {v:.2f}" for k, v in arena.overall(table)))
+    report = arena.write_report(scenarios, contenders, table, out)
+    print(f"report: {report} and {out / 'report.md'}")
     return 0
 
 
@@ -396,6 +435,24 @@ def build_parser() -> argparse.ArgumentParser:
                     "(docs/reproductions.md is generated this way)")
     rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     rp.set_defaults(func=cmd_reproduce)
+    ar = sub.add_parser("arena", help="run every policy on the standard scenario suite and "
+                        "rank them")
+    ar.add_argument("--out", default="out/arena", metavar="DIR",
+                    help="report, plots and raw results (default: out/arena)")
+    ar.add_argument("--contenders", metavar="FILE", help="TOML file of extra [[contender]] "
+                    "tables (name, scheduler, params, ple, controller, paravirt, spinlock)")
+    ar.add_argument("--scenario", action="append", metavar="FILE",
+                    help="add a scenario of your own (repeatable)")
+    ar.add_argument("--metric", metavar="KEY", help="primary metric of the added scenarios "
+                    "(completion_ms, throughput_ops_s, p99_ms, lag_pct, spin_pct, "
+                    "ctxsw_per_pcpu_s, migrations)")
+    ar.add_argument("--only", action="append", metavar="GLOB",
+                    help="only contenders / scenarios whose name matches (repeatable)")
+    ar.add_argument("--jobs", "-j", type=_positive_int, metavar="N",
+                    help="simulations in parallel (default: the CPUs available)")
+    ar.add_argument("--list", action="store_true", help="list contenders and scenarios")
+    ar.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    ar.set_defaults(func=cmd_arena)
     return p
 
 

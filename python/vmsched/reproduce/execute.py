@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Iterable, Mapping
 
@@ -45,7 +44,6 @@ def simulate_all(runs: Iterable[Run], jobs: int | None = None,
         bar = tqdm(total=len(distinct), unit="run", desc="simulating", file=sys.stderr,
                    disable=None, dynamic_ncols=True)
     out: dict[str, Results] = {}
-    t0 = time.perf_counter()
     try:
         if jobs <= 1 or len(distinct) <= 1:
             for k, r in distinct.items():
@@ -65,8 +63,4 @@ def simulate_all(runs: Iterable[Run], jobs: int | None = None,
     finally:
         if bar is not None:
             bar.close()
-    simulate_all.last_wall_s = time.perf_counter() - t0
     return out
-
-
-simulate_all.last_wall_s = 0.0

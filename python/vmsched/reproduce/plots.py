@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..htmlreport import pyplot, save_png
 from .core import Outcome
 
 SEED_COLOUR = "#9e9e9e"
@@ -16,11 +17,7 @@ MISS_COLOUR = "#d62728"
 
 
 def plot_outcome(o: Outcome, path: Path) -> Path | None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     panels: dict[str, list] = {}
     for q in o.quantities:
         if q.simulated is None and q.seed is None:
@@ -54,12 +51,7 @@ def plot_outcome(o: Outcome, path: Path) -> Path | None:
     axes[0][0].legend(fontsize=7, loc="best")
     fig.suptitle(f"{o.name}: {o.title} ({o.figure})", fontsize=9)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return save_png(fig, path)
 
 
 def _wrap(text: str, width: int = 22) -> str:

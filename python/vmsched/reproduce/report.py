@@ -1,18 +1,14 @@
-"""The reproduction report: a printed table, ``report.md`` and a self-contained ``report.html``.
-
-``report.html`` embeds its plots as data URIs, so the one file can be mailed or opened from
-anywhere; a short script marks the page with how many plots the browser decoded
-(``<body data-plots-loaded="k/n">``), which the report test reads in headless Chromium.
-"""
+"""The reproduction report: a printed table, ``report.md`` and a self-contained ``report.html``
+(page layout in :mod:`vmsched.htmlreport`)."""
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 from pathlib import Path
 from typing import Sequence
 
+from ..htmlreport import HTML_PAGE, atomic_write as _atomic, html_table as _html_table, img_tag, md_table
 from .core import Outcome, QuantityResult
 
 
@@ -26,8 +22,6 @@ def fmt(v: float | None) -> str:
         return f"{v:,.0f}"
     if a >= 100:
         return f"{v:.1f}"
-    if a >= 1:
-        return f"{v:.3g}"
     return f"{v:.3g}"
 
 
@@ -89,13 +83,6 @@ def failures(outcomes: Sequence[Outcome]) -> list[tuple[str, str, str]]:
     return out
 
 
-def md_table(headers: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    esc = lambda s: str(s).replace("|", "\\|")
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in body]
-    return "\n".join(lines)
-
-
 def to_markdown(outcomes: Sequence[Outcome], quick: bool, wall_s: float,
                 plots: dict[str, str] | None = None) -> str:
     parts = ["# vmsched reproductions", "",
@@ -140,44 +127,8 @@ def to_html(outcomes: Sequence[Outcome], quick: bool, wall_s: float,
         if o.notes:
             body.append(f"<p>{e(o.notes)}</p>")
         if o.name in images:
-            data = base64.b64encode(images[o.name]).decode("ascii")
-            body.append(f'<img class="plot" alt="{e(o.name)} plot" src="data:image/png;base64,{data}">')
-    return HTML_PAGE.replace("%BODY%", "\n".join(body))
-
-
-def _html_table(headers, body, verdict_col: int | None = None) -> str:
-    e = html.escape
-    out = ["<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in headers) + "</tr></thead><tbody>"]
-    for r in body:
-        cls = ""
-        if verdict_col is not None:
-            v = r[verdict_col]
-            cls = ' class="ok"' if v.startswith("holds") else (' class="bad"' if v.startswith("out") else "")
-        out.append(f"<tr{cls}>" + "".join(f"<td>{e(str(c))}</td>" for c in r) + "</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
-
-
-HTML_PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>vmsched reproductions</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; }
-tr.ok td:last-child, li.ok { color: #1b5e20; } tr.bad td:last-child, li.bad { color: #b71c1c; }
-img.plot { max-width: 100%; border: 1px solid #eee; }
-</style></head>
-<body data-plots-loaded="pending">
-%BODY%
-<script>
-window.addEventListener("load", function () {
-  var imgs = document.querySelectorAll("img.plot"), ok = 0;
-  imgs.forEach(function (i) { if (i.complete && i.naturalWidth > 0) ok++; });
-  document.body.setAttribute("data-plots-loaded", ok + "/" + imgs.length);
-});
-</script>
-</body></html>
-"""
+            body.append(img_tag(f"{o.name} plot", images[o.name]))
+    return HTML_PAGE.replace("%TITLE%", "vmsched reproductions").replace("%BODY%", "\n".join(body))
 
 
 def write_report(outcomes: Sequence[Outcome], out: Path, quick: bool, wall_s: float) -> Path:
@@ -199,9 +150,3 @@ def write_report(outcomes: Sequence[Outcome], out: Path, quick: bool, wall_s: fl
                                                "outcomes": [o.as_dict() for o in outcomes]},
                                               indent=2, sort_keys=True) + "\n")
     return out / "report.html"
-
-
-def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)

@@ -203,7 +203,7 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
         ),
         (
             "flexw",
-            "Flex's FlexW: every 30 ms, VM lag against GPS shares of the measured demand (run + steal) compounds into real-time VM weights (SetWeight), reset every 10 s",
+            "Flex's FlexW as a controller: every 30 ms, VM lag against GPS shares of the measured demand (run + steal) compounds into real-time VM weights (SetWeight, gain 0.25), reset every 10 s; the seed's in-accounting FlexW is credit's flexw option",
             "seed 002_4e0f89b222427189.txt (FlexW Design, Practical Considerations)",
         ),
     ]

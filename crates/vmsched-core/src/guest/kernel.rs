@@ -9,14 +9,20 @@
 //! - an idle vCPU executes HLT at once (tickless idle);
 //! - spinlocks: ticket and queued locks hand over in FIFO order, so a waiter whose vCPU is
 //!   descheduled stalls everyone behind it (lock-waiter preemption); test-and-set lets any
-//!   running spinner take a free lock. Critical sections run with guest preemption disabled,
+//!   running spinner take a free lock. Native qspinlock is FIFO as a ticket lock is (pending
+//!   waiter, then the MCS queue in order; the fast path needs the whole lock word zero:
+//!   `kernel/locking/qspinlock.c queued_spin_lock_slowpath`), so both share one model; they
+//!   differ in cache traffic (all ticket waiters poll one line), which is not modelled. A pv
+//!   qspinlock (hybrid queued/unfair) is modelled in `guest::paravirt`. Critical sections run with guest preemption disabled,
 //!   but the hypervisor may still preempt the vCPU (lock-holder preemption);
 //! - `smp_call_function_many` with wait: the sender spins (preemption off) until every target
-//!   ran the handler; TLB shootdowns target the vCPUs currently running a thread of the same
-//!   address space (idle/lazy vCPUs skipped);
+//!   ran the handler; TLB shootdowns (`shootdown` ops, fork, the last exit of an address
+//!   space) target the vCPUs in the address space's `mm_cpumask`, lazy ones included
+//!   (`guest::mm`);
 //! - blocking mutex (optional optimistic spin), barrier (spin-then-block or pure blocking),
 //!   condition variable, bounded queue; waking a thread onto an idle vCPU sends a reschedule
-//!   IPI (an exit on the sender, a wake of the halted target);
+//!   IPI (an exit on the sender, a wake of the halted target); a sleeper woken onto a busy
+//!   remote vCPU preempts its thread with a reschedule IPI (`guest::resched`);
 //! - I/O: an I/O exit, then a device latency, then a device interrupt on the VM's irq vCPU
 //!   whose handler wakes the thread.
 //!
@@ -45,13 +51,13 @@ const MAX_INSTRS_PER_STEP: u32 = 100_000;
 const OFFLINE_RETRY_NS: Ns = 10_000;
 
 impl World {
-    fn running_cur(&self, t: ThreadId) -> Option<VcpuId> {
+    pub(crate) fn running_cur(&self, t: ThreadId) -> Option<VcpuId> {
         let v = self.threads[t].vcpu;
         (self.vcpus[v].cur == Some(t) && self.vcpus[v].running_on().is_some()).then_some(v)
     }
 
     /// Change what thread `t` does; if it is on a running vCPU, account and re-arm first.
-    fn set_act(&mut self, t: ThreadId, act: Activity) {
+    pub(crate) fn set_act(&mut self, t: ThreadId, act: Activity) {
         match self.running_cur(t) {
             Some(v) => {
                 self.advance(v);
@@ -72,6 +78,7 @@ impl World {
                 self.threads[t].vcpu = v;
                 self.threads[t].slice_used_ns = 0;
                 self.vcpus[v].cur = Some(t);
+                self.switch_mm(v, t);
                 if let Some(p) = self.vcpus[v].running_on() {
                     // A thread switched in on a running vCPU refills what it lost (a halted
                     // vCPU's wake-up dispatch carried no thread to charge).
@@ -120,7 +127,9 @@ impl World {
         if let Activity::SpinLock { lock, since, .. } = self.threads[t].act {
             let vm = self.threads[t].vm;
             let l = &mut self.vms[vm].locks[lock];
-            if l.kind == SpinlockKind::Tas && l.holder.is_none() {
+            if l.hybrid {
+                self.pv_settle(vm, lock);
+            } else if l.kind == SpinlockKind::Tas && l.holder.is_none() {
                 l.holder = Some(t);
                 l.waiters.retain(|&x| x != t);
                 self.threads[t].act = Activity::LockGranted { lock, left: self.costs.lock_handoff_ns, since };
@@ -147,6 +156,7 @@ impl World {
     /// Thread `t` leaves its vCPU to wait; the vCPU picks something else.
     fn block(&mut self, t: ThreadId) {
         let v = self.threads[t].vcpu;
+        self.threads[t].blocked_at = self.now();
         if self.vcpus[v].cur == Some(t) {
             self.advance(v);
             self.threads[t].act = Activity::Blocked;
@@ -184,13 +194,18 @@ impl World {
     /// Make a blocked thread runnable. `waker` is the vCPU whose code woke it (it pays the
     /// reschedule IPI), or None for a timer or device.
     pub(crate) fn wake_thread(&mut self, t: ThreadId, waker: Option<VcpuId>) {
+        let mut slept = None;
         if self.threads[t].act == Activity::Blocked {
             self.threads[t].act = Activity::Ready;
+            slept = Some(self.now() - self.threads[t].blocked_at);
         }
         let u = self.select_vcpu(t);
         self.threads[t].vcpu = u;
         self.vcpus[u].runq.push_back(t);
         if self.vcpus[u].cur.is_some() {
+            if let Some(w) = waker {
+                self.check_preempt_remote(w, u, t, slept);
+            }
             return;
         }
         if let Some(w) = waker {
@@ -269,7 +284,7 @@ impl World {
                     let vm = th.vm;
                     let targets: Vec<VcpuId> =
                         self.vms[vm].vcpus.iter().copied().filter(|&u| u != v && self.vcpus[u].online).collect();
-                    if self.send_call(t, targets) {
+                    if self.send_call(t, targets, None) {
                         return;
                     }
                 }
@@ -290,6 +305,17 @@ impl World {
                     let at = self.now() + ns;
                     self.q.push(at, Ev::WakeThread(t));
                     return self.block(t);
+                }
+                Instr::FlushTlbMm => {
+                    let mm = th.mm;
+                    if self.flush_tlb_mm(t, mm) {
+                        return;
+                    }
+                }
+                Instr::ExitMm => {
+                    if self.exit_mm(t) {
+                        return;
+                    }
                 }
                 Instr::Fork { prog, share_mm, wait } => {
                     self.fork(t, prog, share_mm);
@@ -342,17 +368,8 @@ impl World {
             AfterCompute::ReleaseLock(l) => self.lock_release(t, l),
             AfterCompute::ReleaseMutex(m) => self.mutex_release(t, m),
             AfterCompute::SendShootdown => {
-                let v = self.threads[t].vcpu;
-                let vm = self.threads[t].vm;
                 let mm = self.threads[t].mm;
-                let targets: Vec<VcpuId> = self.vms[vm]
-                    .vcpus
-                    .iter()
-                    .copied()
-                    .filter(|&u| u != v && self.vcpus[u].online && self.vcpus[u].cur.map_or(false, |x| self.threads[x].mm == mm))
-                    .collect();
-                let targets = self.pv_filter_flush_targets(vm, targets);
-                if self.send_call(t, targets) {
+                if self.flush_tlb_mm(t, mm) {
                     return;
                 }
             }
@@ -366,6 +383,9 @@ impl World {
         let now = self.now();
         let vm = self.threads[t].vm;
         self.threads[t].lock_req_at = now;
+        if self.vms[vm].locks[lock].hybrid {
+            return self.pv_lock_acquire(t, lock);
+        }
         let l = &mut self.vms[vm].locks[lock];
         let free = l.holder.is_none() && (l.waiters.is_empty() || l.kind == SpinlockKind::Tas);
         if free {
@@ -388,6 +408,9 @@ impl World {
         let l = &mut self.vms[vm].locks[lock];
         debug_assert_eq!(l.holder, Some(t));
         l.holder = None;
+        if l.hybrid {
+            return self.pv_unlock(t, lock);
+        }
         let next = match l.kind {
             SpinlockKind::Ticket | SpinlockKind::Queued => l.waiters.pop_front(),
             SpinlockKind::Tas => {
@@ -573,13 +596,13 @@ impl World {
     // ---- IPIs ----
 
     /// Send function-call IPIs and spin for the acknowledgements. Returns true if waiting.
-    fn send_call(&mut self, t: ThreadId, targets: Vec<VcpuId>) -> bool {
+    pub(crate) fn send_call(&mut self, t: ThreadId, targets: Vec<VcpuId>, flush_mm: Option<usize>) -> bool {
         if targets.is_empty() {
             return false;
         }
         let v = self.threads[t].vcpu;
         let id = self.calls.len();
-        self.calls.push(IpiCall { sender: t, outstanding: targets.len() as u32 });
+        self.calls.push(IpiCall { sender: t, outstanding: targets.len() as u32, flush_mm });
         let now = self.now();
         for &u in &targets {
             self.charge_exit(v, ExitReason::Ipi);
@@ -599,7 +622,15 @@ impl World {
             IrqAction::CallAck(id) => {
                 let lat = self.now() - w.sent_at;
                 self.vms[vm].vipi_latency.record(lat);
+                if let Some(mm) = self.calls[id].flush_mm {
+                    self.flush_received(v, mm);
+                }
                 self.ack(id);
+            }
+            IrqAction::Resched(t) => {
+                let lat = self.now() - w.sent_at;
+                self.vms[vm].vipi_latency.record(lat);
+                self.resched_ipi(v, t);
             }
             IrqAction::IoDone(t) => self.wake_thread(t, Some(v)),
             IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
@@ -616,7 +647,7 @@ impl World {
             IrqAction::IoDone(t) => self.wake_thread(t, None),
             IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
             IrqAction::RequestRx(port) => self.request_received(vm, port, w.sent_at, None),
-            IrqAction::Nothing | IrqAction::Tick => {}
+            IrqAction::Resched(_) | IrqAction::Nothing | IrqAction::Tick => {}
         }
     }
 
@@ -671,6 +702,7 @@ impl World {
         self.threads.push(child);
         self.vms[vm].threads.push(id);
         self.vms[vm].live_threads += 1;
+        self.vms[vm].mm.add_user(mm);
         self.wake_thread(id, Some(v));
     }
 

@@ -4,7 +4,9 @@
 pub mod hotplug;
 pub mod affinity;
 pub mod kernel;
+pub mod mm;
 pub mod paravirt;
 pub mod program;
 pub mod requests;
+pub mod resched;
 pub mod workloads;

@@ -24,6 +24,10 @@ pub enum Instr {
     Io { us: DurationUs },
     Sleep { us: DurationUs },
     Fork { prog: usize, share_mm: bool, wait: bool },
+    /// `flush_tlb_mm` of the thread's own address space (fork's `dup_mmap`, `guest::mm`).
+    FlushTlbMm,
+    /// `exit_mm`: the last user of the address space flushes it everywhere (`guest::mm`).
+    ExitMm,
     Accept { port: usize },
     Respond,
     /// Enter a counted loop: counter slot, iterations, pc after the loop.
@@ -70,6 +74,7 @@ impl<'a> Compiler<'a> {
     pub fn compile(&mut self, ops: &[OpSpec]) -> usize {
         let mut p = Program::default();
         self.emit(ops, &mut p);
+        p.code.push(Instr::ExitMm);
         p.code.push(Instr::Exit);
         self.programs.push(p);
         self.programs.len() - 1
@@ -116,6 +121,9 @@ impl<'a> Compiler<'a> {
                 OpSpec::Sleep { us } => p.code.push(Instr::Sleep { us: us.clone() }),
                 OpSpec::Fork { body, share_mm, wait } => {
                     let prog = self.compile(body);
+                    if !*share_mm {
+                        p.code.push(Instr::FlushTlbMm);
+                    }
                     p.code.push(Instr::Fork { prog, share_mm: *share_mm, wait: *wait })
                 }
                 OpSpec::Loop { count, body } => {
@@ -177,7 +185,8 @@ mod tests {
         assert_eq!(p.code[0], Instr::LoopStart { slot: 0, count: 3, end: 5 });
         assert_eq!(p.code[2], Instr::Every { slot: 1, n: 2, end: 4 });
         assert_eq!(p.code[4], Instr::LoopEnd { slot: 0, start: 1 });
-        assert_eq!(p.code[5], Instr::Exit);
+        assert_eq!(p.code[5], Instr::ExitMm);
+        assert_eq!(p.code[6], Instr::Exit);
         assert_eq!(names.locks["a"], 0);
     }
 }

@@ -483,9 +483,9 @@ pub fn forkbench(p: &ForkbenchParams) -> Vec<ThreadGroupSpec> {
         program: vec![OpSpec::Loop {
             count: p.forks,
             body: vec![
+                // The fork flushes the parent's address space on every vCPU in its mm_cpumask
+                // (copy-on-write protection, `guest::mm`); the child's exit unmaps its own.
                 compute(DurationUs::fixed(p.fork_us), 0.0),
-                // COW remap of the parent's pages: flush the parent's mm everywhere it runs.
-                OpSpec::Shootdown { local_us: 1.0 },
                 OpSpec::Fork {
                     body: vec![compute(DurationUs::fixed(p.child_us), 0.0)],
                     share_mm: false,
@@ -549,30 +549,29 @@ pub fn rambench(p: &RambenchParams) -> Vec<ThreadGroupSpec> {
     }]
 }
 
+/// One job slot per (sub-)make process: Kbuild recurses with a make per directory
+/// (`$(MAKE) -f scripts/Makefile.build obj=...`) sharing the jobserver, so the job slots are
+/// separate single-threaded processes, each forking compilers and waiting for them (wait4).
+/// Fork and exit flush address spaces (`guest::mm`); a make woken on a busy vCPU preempts
+/// it with a reschedule IPI (`guest::resched`).
 pub fn kbuild(vcpus: u32, p: &KbuildParams) -> Vec<ThreadGroupSpec> {
     let jobs = p.jobs.unwrap_or(vcpus).max(1);
     let per_job = (p.units + jobs as u64 - 1) / jobs as u64;
-    vec![ThreadGroupSpec {
-        threads: jobs,
-        program: vec![OpSpec::Loop {
-            count: per_job,
-            body: vec![
-                compute(DurationUs::fixed(p.make_us), 0.0),
-                OpSpec::Fork {
-                    body: vec![
-                        compute(p.compute_like(), 0.2),
-                        // exit_mmap / munmap of the compiler's mappings.
-                        OpSpec::Shootdown { local_us: 2.0 },
-                    ],
-                    share_mm: false,
-                    wait: true,
-                },
-            ],
-        }],
-        affinity: None,
-        bind: false,
-        working_set_kib: Some(2048),
-    }]
+    (0..jobs)
+        .map(|_| ThreadGroupSpec {
+            threads: 1,
+            program: vec![OpSpec::Loop {
+                count: per_job,
+                body: vec![
+                    compute(DurationUs::fixed(p.make_us), 0.0),
+                    OpSpec::Fork { body: vec![compute(p.compute_like(), 0.2)], share_mm: false, wait: true },
+                ],
+            }],
+            affinity: None,
+            bind: false,
+            working_set_kib: Some(2048),
+        })
+        .collect()
 }
 
 impl KbuildParams {

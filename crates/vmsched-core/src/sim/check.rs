@@ -83,6 +83,15 @@ impl World {
                         return Err(format!("lock {i} of {}: waiter {} is not spinning on it", vm.name, self.threads[w].name));
                     }
                 }
+                for &w in &l.unfair {
+                    if !matches!(self.threads[w].act, Activity::SpinLock { lock, .. } if lock == i) || l.waiters.contains(&w) {
+                        return Err(format!("lock {i} of {}: unfair spinner {} is not spinning on it alone", vm.name, self.threads[w].name));
+                    }
+                }
+                if l.hybrid {
+                    // Unfair spinners join the MCS queue when they next run: no ticket order.
+                    continue;
+                }
                 let mut last = 0;
                 for &w in &l.waiters {
                     if let Activity::SpinLock { since, .. } | Activity::PvWait { since, .. } = self.threads[w].act {

@@ -239,6 +239,7 @@ impl Simulation {
                 irq_vcpu: vs.guest.irq_vcpu,
                 pv: vs.guest.paravirt.clone(),
                 pv_spin_ns: w.topo.cycles_to_ns(vs.guest.paravirt.spin_loops.saturating_mul(vs.guest.paravirt.pause_cycles)),
+                pv_check_ns: w.topo.cycles_to_ns(crate::guest::paravirt::PV_PREV_CHECK_LOOPS * vs.guest.paravirt.pause_cycles),
                 threads: Vec::new(),
                 live_threads: 0,
                 finite,
@@ -249,6 +250,7 @@ impl Simulation {
                 queues: Vec::new(),
                 conds: Vec::new(),
                 next_mm: 0,
+                mm: Default::default(),
                 io_rng: RngStream::new(seed, &format!("{vm_name}/io")),
                 lock_wait: Histogram::default(),
                 vipi_latency: Histogram::default(),
@@ -304,6 +306,7 @@ impl Simulation {
                     }));
                     vm.threads.push(tid);
                     vm.live_threads += 1;
+                    vm.mm.add_user(mm);
                     w.vcpus[vcpu_ids[home as usize]].runq.push_back(tid);
                 }
             }
@@ -313,6 +316,11 @@ impl Simulation {
                     kind: vs.guest.spinlock,
                     holder: None,
                     waiters: Default::default(),
+                    hybrid: vs.guest.paravirt.spinlock && vs.guest.spinlock == crate::scenario::SpinlockKind::Queued,
+                    unfair: Vec::new(),
+                    pending: false,
+                    slow: false,
+                    head_hashed: false,
                     rng: RngStream::new(seed, &format!("{vm_name}/lock/{name}")),
                 });
             }

@@ -71,6 +71,8 @@ pub enum IrqAction {
     RequestRx(usize),
     /// Guest timer tick handler (`hv::vipi` busy ticks).
     Tick,
+    /// Reschedule IPI handler: the woken thread preempts the current one (`guest::resched`).
+    Resched(ThreadId),
     Nothing,
 }
 
@@ -128,6 +130,9 @@ pub struct Vcpu {
     pub poll_until: Option<Ns>,
     pub halt_polls: u64,
     pub halt_polls_successful: u64,
+    /// The address space whose translations this vCPU holds (`active_mm`; lazy while idle),
+    /// see `guest::mm`.
+    pub loaded_mm: Option<usize>,
 }
 
 impl Vcpu {
@@ -171,6 +176,7 @@ impl Vcpu {
             poll_until: None,
             halt_polls: 0,
             halt_polls_successful: 0,
+            loaded_mm: None,
         }
     }
     pub fn count_exit(&mut self, r: ExitReason) {
@@ -262,6 +268,8 @@ pub struct Thread {
     /// The pCPU whose cache holds this thread's working set and that pCPU's `busy_ns` when
     /// the thread last ran there (None: never ran, nothing cached yet). See `hv/machine.rs`.
     pub cache_at: Option<(PcpuId, Ns)>,
+    /// When the thread last blocked (wakeup preemption, `guest::resched`).
+    pub blocked_at: Ns,
 }
 
 /// Where a new guest thread starts and what it runs.
@@ -302,6 +310,7 @@ impl Thread {
             forks: 0,
             request_since: None,
             cache_at: None,
+            blocked_at: 0,
             ac: Default::default(),
         }
     }
@@ -315,8 +324,19 @@ impl Thread {
 pub struct SpinLockObj {
     pub kind: SpinlockKind,
     pub holder: Option<ThreadId>,
-    /// FIFO of waiters (ticket order for ticket and queued locks).
+    /// FIFO of waiters (ticket order for ticket and queued locks; the MCS queue of a pv
+    /// qspinlock, head first).
     pub waiters: VecDeque<ThreadId>,
+    /// pv qspinlock (`guest::paravirt`): the hybrid queued/unfair mode is on.
+    pub hybrid: bool,
+    /// pv qspinlock: spinners in `pv_hybrid_queued_unfair_trylock`, not in the MCS queue.
+    pub unfair: Vec<ThreadId>,
+    /// pv qspinlock: the pending bit (the queue head is in its active spin loop; no stealing).
+    pub pending: bool,
+    /// pv qspinlock: the lock word is `_Q_SLOW_VAL` (the head is hashed; the unlocker kicks it).
+    pub slow: bool,
+    /// pv qspinlock: the current queue head has hashed itself once (`lp` set).
+    pub head_hashed: bool,
     pub rng: RngStream,
 }
 
@@ -354,6 +374,8 @@ pub struct CondObj {
 pub struct IpiCall {
     pub sender: ThreadId,
     pub outstanding: u32,
+    /// A TLB shootdown of this address space (lazy targets leave it, `guest::mm`).
+    pub flush_mm: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -373,6 +395,8 @@ pub struct Vm {
     pub pv: crate::scenario::ParavirtSpec,
     /// pv spinlock spin budget before halting.
     pub pv_spin_ns: Ns,
+    /// pv spinlock: time between two `pv_wait_early` checks (`PV_PREV_CHECK_MASK` + 1 loops).
+    pub pv_check_ns: Ns,
     pub threads: Vec<ThreadId>,
     pub live_threads: u32,
     pub finite: bool,
@@ -383,6 +407,8 @@ pub struct Vm {
     pub queues: Vec<QueueObj>,
     pub conds: Vec<CondObj>,
     pub next_mm: usize,
+    /// Users and `mm_cpumask` of each address space (`guest::mm`).
+    pub mm: crate::guest::mm::VmMm,
     pub io_rng: RngStream,
     pub lock_wait: Histogram,
     pub vipi_latency: Histogram,

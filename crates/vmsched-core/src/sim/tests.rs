@@ -208,6 +208,19 @@ fn paravirt_spinlock_waiters_halt_and_are_kicked() {
     }
 }
 
+/// Hybrid pv qspinlock: while the MCS queue head has not set the pending bit (its vCPU has not
+/// run since it became head), running spinners steal the free lock instead of waiting for it,
+/// so fewer releases stall on a descheduled waiter than with native FIFO hand-off.
+#[test]
+fn paravirt_spinlock_stealing_cuts_lock_waiter_preemptions() {
+    let pv = run_text(&with_guest(SYNC_2VM, "{ spinlock = \"queued\", paravirt = { spinlock = true } }"), Some("cfs"));
+    let plain = run_text(&with_guest(SYNC_2VM, "{ spinlock = \"queued\" }"), Some("cfs"));
+    for vm in 0..2 {
+        let (a, b) = (pv.vms[vm].lock_waiter_preemptions, plain.vms[vm].lock_waiter_preemptions);
+        assert!(a < b, "vm{vm}: pv {a} vs native {b} lock-waiter preemptions");
+    }
+}
+
 // ---- seed 001: tasklets and CSRC on the SPECvirt-like consolidation mix ----
 
 const SPECVIRT: &str = include_str!("../../../../scenarios/consolidation-specvirt.toml");
@@ -321,6 +334,9 @@ fn balance_scheduling_spins_less_than_cfs_and_more_than_gang() {
 fn relaxed_cosched_co_stops_leaders_without_the_fragmentation_of_strict_gang() {
     let gang = run_text(SYNC_2VM, Some("gang"));
     let relaxed = run_text(SYNC_2VM, Some("relaxed_cosched"));
+    let cfs = run_text(SYNC_2VM, Some("cfs"));
+    let (gs, rs, cs) = (mean_spin(&gang), mean_spin(&relaxed), mean_spin(&cfs));
+    assert!(gs < rs && rs < cs, "spin fraction: gang {gs:.3}, relaxed {rs:.3}, cfs {cs:.3}");
     let c = &relaxed.totals.scheduler_counters;
     assert!(c["co_stops"] > 0 && c["co_starts"] > 0 && c["co_stopped_ns"] > 0, "{c:?}");
     // Every co-stop ends in a co-start (the run ends with every vCPU halted).
@@ -363,7 +379,7 @@ fn dp_reduces_stream_migrations_against_credit() {
     // a vCPU woken from a barrier halt on another pCPU pays for its thread's working set.
     let (cr, dr) = (c.guest_ns.on_cpu.cache_refill, d.guest_ns.on_cpu.cache_refill);
     assert!(dr < cr, "refill dp {dr} ns vs credit {cr} ns");
-    assert!(credit.totals.scheduler_counters.is_empty());
+    assert!(credit.totals.scheduler_counters.keys().all(|k| !k.starts_with("dp_")), "plain credit never pins");
 }
 
 #[test]

@@ -8,6 +8,7 @@ use crate::scenario::from_toml_str;
 
 const PATTERN: &str = include_str!("../../../../scenarios/vmkit-sched-pattern.toml");
 const NUMA: &str = include_str!("../../../../scenarios/vmkit-numa.toml");
+const POLLING: &str = include_str!("../../../../scenarios/vmkit-polling.toml");
 
 fn run(text: &str) -> Results {
     let sc = from_toml_str(text).expect("scenario parses");
@@ -87,19 +88,111 @@ guest = {{ busy_tick = true }}
 }
 
 #[test]
-fn polled_vipis_slow_shootdown_heavy_work_and_leave_kbuild_alone() {
+fn polled_vipis_slow_shootdown_heavy_work() {
     let par = "kind = \"parallel\"\niterations = 2000\nshootdown_every = 4\nlocks_per_iteration = 1";
     let ipi = run(&two_vcpu("ipi", par));
     let polled = run(&two_vcpu("polling", par));
     let (a, b) = (done_ms(&ipi), done_ms(&polled));
     assert!(b > 1.2 * a, "2-thread parallel with shootdowns: ipi {a:.1} ms, polling {b:.1} ms");
     assert!(polled.vms[0].vipi_latency.mean_ns > 20.0 * ipi.vms[0].vipi_latency.mean_ns);
-    // kbuild's IPIs in this model are reschedule IPIs to idle (halted) vCPUs, which polling does
-    // not delay: its compilers are single-threaded, so exit-time shootdowns have no targets.
-    let kb_ipi = run(&two_vcpu("ipi", "kind = \"kbuild\""));
-    let kb_polled = run(&two_vcpu("polling", "kind = \"kbuild\""));
-    assert_eq!(kb_ipi.vms[0].vipi_latency.count, 0);
-    assert_eq!(done_ms(&kb_ipi), done_ms(&kb_polled));
+}
+
+/// `scenarios/vmkit-polling.toml` (2-vCPU `make -j4`, busy ticks) with `vcpus` vCPUs and the
+/// given delivery; same total work.
+fn kbuild(vcpus: u32, delivery: &str) -> String {
+    POLLING.replace("vcpus = 2\npin = [0, 1]", &format!("vcpus = {vcpus}\npin = {:?}", (0..vcpus).collect::<Vec<_>>())).replace("vipi_delivery = \"polling\"", &format!("vipi_delivery = \"{delivery}\""))
+}
+
+/// The acceptance point "polling makes a 2-vCPU kbuild slower than a 1-vCPU run" does not
+/// come out of the model: a make woken onto a busy vCPU does get a reschedule IPI, and polling
+/// delays it by milliseconds, but the reschedule IPI is asynchronous (nobody spins for it) and
+/// both vCPUs stay busy with compilers meanwhile; kbuild's TLB shootdowns reach only lazy,
+/// halted vCPUs, which polling does not delay. See docs/policies.md `## vipi_delivery`.
+#[test]
+fn kbuild_reschedule_ipis_reach_busy_vcpus_and_polling_delays_them_without_slowing_the_build() {
+    let one = run(&kbuild(1, "ipi"));
+    let ipi = run(&kbuild(2, "ipi"));
+    let polled = run(&kbuild(2, "polling"));
+    let (t1, ti, tp) = (done_ms(&one), done_ms(&ipi), done_ms(&polled));
+    // No remote vCPU, no IPI.
+    assert_eq!(one.vms[0].vipi_latency.count, 0);
+    assert!(ipi.vms[0].vipi_latency.count > 0 && polled.vms[0].vipi_latency.count > 0);
+    let (li, lp) = (ipi.vms[0].vipi_latency.mean_ns, polled.vms[0].vipi_latency.mean_ns);
+    assert!(lp > 100.0 * li, "mean vIPI latency: ipi {li:.0} ns, polling {lp:.0} ns");
+    assert!(ti < 0.6 * t1, "1 vCPU {t1:.1} ms, 2 vCPUs ipi {ti:.1} ms");
+    assert!((tp / ti - 1.0).abs() < 0.02, "2 vCPUs: ipi {ti:.1} ms, polling {tp:.1} ms (1 vCPU {t1:.1} ms)");
+}
+
+/// Thread W on vCPU0 signals sleeper S after 5 ms; S is bound to vCPU1, where H computes
+/// 20 ms. The guest slice is long, so only the reschedule IPI can switch S in early.
+fn wake_onto_busy(delivery: &str) -> String {
+    format!(
+        r#"
+[host]
+cores_per_socket = 2
+[hypervisor]
+scheduler = "credit"
+vipi_delivery = "{delivery}"
+[[vms]]
+vcpus = 2
+pin = [0, 1]
+guest = {{ slice_us = 100000 }}
+[[vms.workloads]]
+kind = "custom"
+groups = [
+  {{ threads = 1, affinity = [0], bind = true, program = [{{ op = "compute", us = 5000 }}, {{ op = "cond_signal", cond = "c" }}] }},
+  {{ threads = 1, affinity = [1], bind = true, program = [{{ op = "cond_wait", cond = "c" }}, {{ op = "mark", mark = "s_runs" }}, {{ op = "compute", us = 100 }}] }},
+  {{ threads = 1, affinity = [1], bind = true, program = [{{ op = "compute", us = 100 }}, {{ op = "compute", us = 20000 }}] }},
+]
+"#
+    )
+}
+
+#[test]
+fn a_sleeper_woken_onto_a_busy_remote_vcpu_preempts_it_with_a_reschedule_ipi() {
+    let c = crate::host::CostParams::default();
+    let ipi = run(&wake_onto_busy("ipi"));
+    let h = &ipi.vms[0].vipi_latency;
+    assert_eq!(h.count, 1);
+    assert_eq!(h.max_ns, c.phys_ipi_ns + c.exit_ext_intr_ns + c.ipi_handler_ns);
+    // The sender pays an IPI exit.
+    assert!(ipi.vms[0].exits["ipi"] >= 1);
+    // Polled: the message waits for vCPU1's next exit, which comes only when H's 20 ms end
+    // (it is handled after S already ran, if before the VM finishes), so S's 100 µs run after H.
+    let polled = run(&wake_onto_busy("polling"));
+    let hp = &polled.vms[0].vipi_latency;
+    assert!(hp.count == 0 || hp.max_ns > 10_000_000, "polled latency {} ns", hp.max_ns);
+    let s_runs = |r: &Results| r.vms[0].marks["s_runs"].first_ns;
+    assert!((5_000_000..5_100_000).contains(&s_runs(&ipi)), "ipi: S runs at {} ns", s_runs(&ipi));
+    assert!(s_runs(&polled) > 20_000_000, "polling: S runs at {} ns", s_runs(&polled));
+}
+
+/// Thread P forks thread C (same address space), which runs on the idle vCPU1 for 1 ms and
+/// exits: vCPU1 idles, lazy on the address space. P then flushes twice, and exits last.
+#[test]
+fn a_lazy_vcpu_takes_one_flush_ipi_and_leaves_the_address_space() {
+    let text = r#"
+[host]
+cores_per_socket = 2
+[hypervisor]
+scheduler = "credit"
+[[vms]]
+vcpus = 2
+pin = [0, 1]
+[[vms.workloads]]
+kind = "custom"
+groups = [
+  { threads = 1, program = [
+    { op = "fork", share_mm = true, wait = false, body = [{ op = "compute", us = 1000 }] },
+    { op = "compute", us = 5000 }, { op = "shootdown" }, { op = "compute", us = 100 }, { op = "shootdown" },
+  ] },
+]
+"#;
+    let r = run(text);
+    // The first flush wakes the halted lazy vCPU1; it leaves, so the second flush and the
+    // exit's unmap are local.
+    assert_eq!(r.vms[0].vipi_latency.count, 1);
+    assert_eq!(r.vcpus[1].dispatches, 2, "vCPU1 ran C, then woke once more for the flush");
 }
 
 fn pattern(text: &str, pattern: Option<&str>, delays: &str, workload: &str) -> String {

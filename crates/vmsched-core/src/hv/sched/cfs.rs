@@ -10,7 +10,12 @@
 //!   weight is spread over its runnable vCPU threads as `calc_group_shares` does when every
 //!   thread carries the same load, so each runnable vCPU thread weighs shares / #runnable;
 //! - sleeper placement `vruntime = max(vruntime, min_vruntime - latency/2)`
-//!   (GENTLE_FAIR_SLEEPERS) and wake-up preemption beyond the wake-up granularity;
+//!   (GENTLE_FAIR_SLEEPERS, `place_entity`) and wake-up preemption beyond the wake-up
+//!   granularity. A blocked thread keeps its absolute vruntime; when it wakes on another pCPU's
+//!   runqueue its vruntime is re-anchored first, minus the old runqueue's min_vruntime plus the
+//!   new one's (`migrate_task_rq_fair` subtracts, `enqueue_entity` adds back before
+//!   `place_entity`; fair.c up to 6.5: "As blocked tasks retain absolute vruntime the migration
+//!   needs to deal with this by subtracting the old and adding the new min_vruntime");
 //! - wake placement `select_task_rq_fair`: previous pCPU if idle, else an idle pCPU sharing
 //!   its LLC, else any idle pCPU, else the previous pCPU;
 //! - periodic load balancing (interval = #pCPUs ms, x16 when busy; imbalance_pct 117) and
@@ -19,6 +24,12 @@
 //!   vCPUs that are not ready, preempted in user mode, or spinning themselves every other
 //!   time (`dy_eligible`); `yield_to` sets the target as next buddy on its runqueue and
 //!   reschedules that pCPU, and the spinner yields (skip buddy); up to 3 failed attempts.
+//!   Buddies are hints, as in `pick_next_entity`: the next buddy runs, and the skip buddy is
+//!   passed over, only if that is not too unfair to the leftmost entity
+//!   (`wakeup_preempt_entity` < 1, i.e. within one wake-up granularity of vruntime);
+//! - the hypercall yields (`kvm_sched_yield`, after `KVM_HC_KICK_CPU` and
+//!   `KVM_HC_SCHED_YIELD`) do nothing when the yielder is alone on its runqueue
+//!   (`single_task_running`).
 //!
 //! Leaves out: PELT load averages (instantaneous runnable counts instead), scheduling-domain
 //! hierarchy (one domain over all pCPUs), cache-hot migration resistance, EEVDF (6.6+), CFS
@@ -36,6 +47,8 @@ const BALANCE_TIMER_BASE: u64 = 0;
 struct Ent {
     vruntime: f64,
     on_rq: Option<PcpuId>,
+    /// The runqueue whose min_vruntime `vruntime` is relative to: the last it was queued on.
+    home: PcpuId,
     exec_start: Ns,
     active: bool,
 }
@@ -134,6 +147,7 @@ impl Cfs {
     fn enqueue(&mut self, p: PcpuId, v: VcpuId) {
         self.rq[p].push(v);
         self.ents[v].on_rq = Some(p);
+        self.ents[v].home = p;
     }
 
     fn dequeue(&mut self, v: VcpuId) {
@@ -183,23 +197,35 @@ impl Cfs {
         self.latency_ns.max(nr as f64 * self.min_gran_ns)
     }
 
-    fn pick(&mut self, p: PcpuId) -> Option<VcpuId> {
-        if let Some(b) = self.next_buddy[p].take() {
-            if self.ents[b].on_rq == Some(p) {
-                return Some(b);
-            }
-        }
+    /// `wakeup_preempt_entity(se, left) < 1`: running `se` instead of the leftmost entity is
+    /// "not too unfair" (`se` is at most one wake-up granularity of `left` ahead).
+    fn not_too_unfair(&self, view: &SchedView, se: VcpuId, left: VcpuId) -> bool {
+        let gran = self.wakeup_gran_ns * NICE_0_LOAD / self.weight(view, left);
+        self.ents[se].vruntime - self.ents[left].vruntime <= gran
+    }
+
+    /// `pick_next_entity` (fair.c up to 6.5): the leftmost entity; the second one instead if
+    /// the leftmost is the skip buddy and that is not too unfair; the next buddy if that is
+    /// not too unfair to the leftmost.
+    fn pick(&mut self, view: &SchedView, p: PcpuId) -> Option<VcpuId> {
         let skip = self.skip_buddy[p].take();
-        let mut best: Option<VcpuId> = None;
-        for &v in &self.rq[p] {
-            if Some(v) == skip && self.rq[p].len() > 1 {
-                continue;
-            }
-            if best.map_or(true, |b| self.ents[v].vruntime < self.ents[b].vruntime) {
-                best = Some(v);
+        let next = self.next_buddy[p].take().filter(|&b| self.ents[b].on_rq == Some(p));
+        let by_vruntime = |a: &&VcpuId, b: &&VcpuId| self.ents[**a].vruntime.total_cmp(&self.ents[**b].vruntime);
+        let left = *self.rq[p].iter().min_by(by_vruntime)?;
+        let mut se = left;
+        if skip == Some(left) {
+            if let Some(&second) = self.rq[p].iter().filter(|&&v| v != left).min_by(by_vruntime) {
+                if self.not_too_unfair(view, second, left) {
+                    se = second;
+                }
             }
         }
-        best
+        if let Some(b) = next {
+            if self.not_too_unfair(view, b, left) {
+                se = b;
+            }
+        }
+        Some(se)
     }
 
     fn migrate(&mut self, from: PcpuId, to: PcpuId, v: VcpuId) {
@@ -300,6 +326,10 @@ impl HvScheduler for Cfs {
         self.set_active(view, v, true);
         let p = self.select_rq(view, v);
         self.update_curr(view, p);
+        let home = self.ents[v].home;
+        if home != p {
+            self.ents[v].vruntime += self.min_vruntime[p] - self.min_vruntime[home];
+        }
         let floor = self.min_vruntime[p] - self.latency_ns / 2.0;
         let e = &mut self.ents[v];
         if e.vruntime < floor {
@@ -337,7 +367,7 @@ impl HvScheduler for Cfs {
         if self.rq[p].is_empty() {
             self.balance(view, p, true);
         }
-        let next = self.pick(p);
+        let next = self.pick(view, p);
         if let Some(v) = next {
             self.dequeue(v);
             self.ents[v].exec_start = view.now;
@@ -411,10 +441,12 @@ impl HvScheduler for Cfs {
 
     fn directed_yield(&mut self, view: &mut SchedView, me: VcpuId, target: VcpuId) -> bool {
         let RunState::Running(me_p) = view.vcpus[me].run else { return false };
-        if view.vcpus[target].run != RunState::Runnable {
+        self.dy_attempted += 1;
+        // `kvm_sched_yield` (x86.c): no yield if this vCPU thread is alone on its runqueue
+        // (`single_task_running`) or the target is not ready.
+        if self.rq[me_p].is_empty() || view.vcpus[target].run != RunState::Runnable {
             return false;
         }
-        self.dy_attempted += 1;
         self.update_curr(view, me_p);
         if self.yield_to(view, me_p, target) > 0 {
             self.dy_successful += 1;
@@ -438,5 +470,51 @@ impl HvScheduler for Cfs {
 
     fn yield_stats(&self) -> (u64, u64) {
         (self.dy_attempted, self.dy_successful)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hv::sched::testkit::Kit;
+    use std::collections::BTreeMap;
+
+    const MS: Ns = NS_PER_MS;
+
+    #[test]
+    fn a_thread_waking_on_another_runqueue_keeps_its_lag_not_its_absolute_vruntime() {
+        // 2 pCPUs, three 1-vCPU VMs (one thread of weight 1024 each: vruntime = run time).
+        // vCPU 0 runs alone on pCPU 0; vCPUs 1 and 2, pinned to pCPU 1, take turns there.
+        let mut k = Kit::new(2, &[1, 1, 1]);
+        k.affinity[1] = Some(vec![1]);
+        k.affinity[2] = Some(vec![1]);
+        k.vcpus[2].last_pcpu = 1;
+        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), true).unwrap();
+        k.init(&mut s);
+        for v in 0..3 {
+            k.wake(&mut s, v);
+        }
+        assert_eq!((k.running_on(0), k.running_on(1)), (Some(0), Some(1)));
+        for i in 1..=10 {
+            k.advance(&mut s, i * 10 * MS);
+            k.schedule(&mut s, 1, Reason::Timer);
+        }
+        k.halt(&mut s, 0);
+        // pCPU 0's min_vruntime is 100 ms, pCPU 1's about 50 ms.
+        let lag = s.ents[0].vruntime - s.min_vruntime[0];
+        assert!(s.min_vruntime[0] - s.min_vruntime[1] >= 40.0 * MS as f64);
+        // vCPU 0 wakes, now allowed only on pCPU 1, and queues there.
+        k.affinity[0] = Some(vec![1]);
+        k.wake(&mut s, 0);
+        assert_eq!(s.ents[0].on_rq, Some(1));
+        assert!((s.ents[0].vruntime - s.min_vruntime[1] - lag).abs() < 1.0, "placed at its lag on the new runqueue");
+        // So it gets the pCPU within two turns, instead of waiting until the others have run 50 ms.
+        let mut ran = false;
+        for i in 1..=2 {
+            k.advance(&mut s, 100 * MS + i * 10 * MS);
+            k.schedule(&mut s, 1, Reason::Timer);
+            ran |= k.running_on(0) == Some(1);
+        }
+        assert!(ran);
     }
 }

@@ -3,8 +3,15 @@
 //! Models (reference/hypervisor-mechanisms.md §1):
 //! - credits: 10 per ms of run (1 credit = 100 us), burned at every tick and decision with
 //!   the remainder kept (`burn_credits`);
-//! - a per-pCPU tick every 10 ms (`csched_tick`): a running BOOST unit drops to UNDER, credit
-//!   burns, an inactive unit caught running re-joins the active set;
+//! - a per-pCPU tick every 10 ms (`csched_tick` → `csched_unit_acct`): a running BOOST unit
+//!   drops to UNDER, credit burns, an inactive unit caught running re-joins the active set, and
+//!   an active one whose pCPU has a unit waiting in its runqueue while another pCPU idles is
+//!   flagged migrating (`_csched_cpu_pick` counts the own pCPU idle only if `is_runq_idle`):
+//!   its pCPU reschedules, runs the waiting unit, and the flagged unit is queued on the idle
+//!   pCPU, which is tickled (`vcpu_migrate` → `csched_unit_wake`, no BOOST). This is how work
+//!   reaches a pCPU that went idle and was never tickled: an idle pCPU has no tick and only
+//!   runs `csched_schedule` (and so `csched_load_balance`) when tickled
+//!   (`csched_schedule` stops the ticker when it picks idle);
 //! - accounting every 30 ms (`csched_acct`): `300 x #pCPUs` credits shared among active
 //!   domains by weight x active units, surplus of capped/saturated domains redistributed,
 //!   clipping to [-300, 300], units above 300 leave the active set with their credit halved,
@@ -19,16 +26,19 @@
 //! - yield (`SCHEDOP_yield`, and Xen's PLE handler which calls it): re-queued behind one
 //!   lower-priority unit, never stolen while yielding.
 //!
+//! - FlexW (seed 002) in the accounting (`flexw = true`, `flexw.rs`): before credits are
+//!   shared, VM weights are replaced by real-time weights computed from each VM's run and
+//!   runnable time, which credit tracks per unit;
 //! - options from seed 001 §5 (`docs/policies.md` ## tasklets, ## csrc): where tasklet work
 //!   runs (`tasklet = "idle_vcpu"`, Xen 4.1's tasklets, the default, or `"softirq"`, the
 //!   seed's dynamically-allocable tasklets; the machinery is in `hv/tasklet.rs`), and the
 //!   context-switch rate controller (`csrc = true`, `csrc.rs`).
 //!
-//! Leaves out: the tick-time re-placement of running units (`_csched_cpu_pick` at tick), SMT
-//! idle-neighbour scoring, soft affinity, cpupools, `vcpu_migration_delay` (default 0 anyway).
+//! Leaves out: SMT idle-neighbour scoring in `_csched_cpu_pick` (same socket first instead), soft affinity, cpupools, `vcpu_migration_delay` (default 0 anyway).
 //! Runqueues are re-sorted right after accounting instead of at each pCPU's next tick.
 
 use super::csrc::Csrc;
+use super::flexw::{FlexWAcct, VmUsage};
 use super::{Decision, HvScheduler, Params, Reason, SchedView, TaskletMode};
 use crate::engine::{Ns, NS_PER_MS, NS_PER_US};
 use crate::scenario::ScenarioError;
@@ -57,6 +67,13 @@ struct Unit {
     yielding: bool,
     parked: bool,
     on_runq: Option<PcpuId>,
+    /// Flagged at a tick to move from its busy pCPU to an idle one (`_VPF_migrating`).
+    migrating: bool,
+    /// Cumulative run time, and runnable-waiting time (Xen's `RUNSTATE_running` and
+    /// `RUNSTATE_runnable`), for FlexW; `wait_since` while it waits.
+    ran_ns: Ns,
+    waited_ns: Ns,
+    wait_since: Option<Ns>,
 }
 
 pub struct Credit {
@@ -73,10 +90,18 @@ pub struct Credit {
     credit_balance: i64,
     tasklet: TaskletMode,
     csrc: Option<Csrc>,
+    flexw: Option<FlexWAcct>,
+    migrations_running: u64,
 }
 
 impl Credit {
     pub fn from_params(p: &mut Params) -> Result<Self, ScenarioError> {
+        Self::from_params_with(p, false)
+    }
+
+    /// As `from_params`, with FlexW in the accounting on unless `flexw = false` when
+    /// `flexw_by_default` (the `flex` scheduler).
+    pub fn from_params_with(p: &mut Params, flexw_by_default: bool) -> Result<Self, ScenarioError> {
         let tslice_ms = p.f64("tslice_ms", 30.0, 1.0, 1000.0)?;
         let ratelimit_us = p.f64("ratelimit_us", 1000.0, 0.0, 500_000.0)?;
         let lb_us = p.f64("load_balance_ratelimit_us", 1000.0, 0.0, 1_000_000.0)?;
@@ -87,6 +112,7 @@ impl Credit {
             _ => TaskletMode::IdleVcpu,
         };
         let csrc = Csrc::from_params(p)?;
+        let flexw = FlexWAcct::from_params(p, flexw_by_default)?;
         let tslice_ns = (tslice_ms * NS_PER_MS as f64) as Ns;
         let ticks = if tslice_ms < 3.0 { 1 } else { 3 }; // CSCHED_TICKS_PER_TSLICE
         Ok(Credit {
@@ -102,6 +128,8 @@ impl Credit {
             credit_balance: 0,
             tasklet,
             csrc,
+            flexw,
+            migrations_running: 0,
         })
     }
 
@@ -147,6 +175,9 @@ impl Credit {
             self.tickled[q] = true;
             view.tickle(q);
         }
+        self.units[s].migrating = false;
+        self.start_wait(s, now);
+        self.end_wait(t, now);
         let u = &mut self.units[t];
         u.yielding = false;
         u.start_ns = now;
@@ -163,10 +194,48 @@ impl Credit {
 
     fn burn(&mut self, v: VcpuId, now: Ns) {
         let u = &mut self.units[v];
+        u.ran_ns += now.saturating_sub(u.start_ns);
         let elapsed = (now.saturating_sub(u.start_ns)) as i64 + u.residual_ns;
         u.credit -= elapsed / CREDIT_NS;
         u.residual_ns = elapsed % CREDIT_NS;
         u.start_ns = now;
+    }
+
+    fn start_wait(&mut self, v: VcpuId, now: Ns) {
+        self.units[v].wait_since.get_or_insert(now);
+    }
+
+    fn end_wait(&mut self, v: VcpuId, now: Ns) {
+        let u = &mut self.units[v];
+        if let Some(t) = u.wait_since.take() {
+            u.waited_ns += now.saturating_sub(t);
+        }
+    }
+
+    /// Per VM, cumulative run and run + wait time up to now (the running units' current run
+    /// included).
+    fn vm_usage(&self, view: &SchedView) -> Vec<VmUsage> {
+        let now = view.now;
+        let mut out = vec![VmUsage::default(); view.vms.len()];
+        for (v, u) in self.units.iter().enumerate() {
+            let running = matches!(view.vcpus[v].run, RunState::Running(_));
+            let ran = u.ran_ns + if running { now.saturating_sub(u.start_ns) } else { 0 };
+            let waited = u.waited_ns + u.wait_since.map_or(0, |t| now.saturating_sub(t));
+            let o = &mut out[view.vcpus[v].vm];
+            o.ran_ns += ran;
+            o.demand_ns += ran + waited;
+        }
+        out
+    }
+
+    /// The weight credit shares credits by: FlexW's real-time weight when on, else the VM's.
+    fn weight_of(&self, view: &SchedView, vm: usize) -> i64 {
+        self.flexw.as_ref().map_or(view.vms[vm].weight, |f| f.weight(vm)) as i64
+    }
+
+    /// FlexW's state, when on.
+    pub fn flexw(&self) -> Option<&FlexWAcct> {
+        self.flexw.as_ref()
     }
 
     /// `__runq_insert`: after every unit of equal or higher priority; a yielding unit goes
@@ -276,12 +345,44 @@ impl Credit {
             self.burn(v, view.now);
             if !self.units[v].active {
                 self.units[v].active = true;
+            } else if !self.units[v].migrating && self.idle_peer(view, v, p).is_some() {
+                // `csched_unit_acct`: `_csched_cpu_pick` counts the unit's own pCPU as idle
+                // only when nothing waits in its runqueue; it found an idle pCPU instead, so
+                // the unit is flagged `_VPF_migrating` and its pCPU reschedules.
+                self.units[v].migrating = true;
+                self.migrations_running += 1;
+                view.tickle(p);
             }
         }
         view.arm(p as u64, view.now + self.tick_ns);
     }
 
+    /// For unit `v` running on `p`, the pCPU `_csched_cpu_pick` moves it to: none if nothing
+    /// waits in `p`'s runqueue (`is_runq_idle`: `p` counts as idle), else an idle pCPU, same
+    /// socket first.
+    fn idle_peer(&self, view: &SchedView, v: VcpuId, p: PcpuId) -> Option<PcpuId> {
+        if self.runq[p].is_empty() {
+            return None;
+        }
+        self.idle_other(view, v, p)
+    }
+
+    /// An idle pCPU other than `p` where `v` may run, same socket as `p` first.
+    fn idle_other(&self, view: &SchedView, v: VcpuId, p: PcpuId) -> Option<PcpuId> {
+        let n = view.n_pcpus();
+        let sock = view.topo.socket_of(p);
+        let idle: Vec<PcpuId> = (1..n).map(|i| (p + i) % n).filter(|&q| view.allowed(v, q) && self.idle_for_pick(view, q)).collect();
+        idle.iter().copied().find(|&q| view.topo.socket_of(q) == sock).or(idle.first().copied())
+    }
+
     fn acct(&mut self, view: &mut SchedView) {
+        if self.flexw.is_some() {
+            let usage = self.vm_usage(view);
+            let configured: Vec<u32> = view.vms.iter().map(|vm| vm.weight).collect();
+            if let Some(f) = &mut self.flexw {
+                f.on_acct(view.now, view.n_pcpus(), &configured, &usage);
+            }
+        }
         let ncpu = view.n_pcpus() as i64;
         let mut credit_total = self.credits_per_tslice * ncpu;
         let mut weight_total: i64 = 0;
@@ -292,7 +393,7 @@ impl Credit {
             }
         }
         for (d, units) in active_of_vm.iter().enumerate() {
-            weight_total += view.vms[d].weight as i64 * units.len() as i64;
+            weight_total += self.weight_of(view, d) * units.len() as i64;
         }
         view.arm(ACCT_TIMER, view.now + self.tslice_ns);
         if weight_total == 0 {
@@ -309,7 +410,7 @@ impl Credit {
                 continue;
             }
             let n_d = units.len() as i64;
-            let w_d = view.vms[d].weight as i64;
+            let w_d = self.weight_of(view, d);
             weight_left -= w_d * n_d;
             let mut credit_peak = n_d * self.credits_per_tslice;
             if self.credit_balance < 0 {
@@ -395,6 +496,10 @@ impl HvScheduler for Credit {
                 yielding: false,
                 parked: false,
                 on_runq: None,
+                migrating: false,
+                ran_ns: 0,
+                waited_ns: 0,
+                wait_since: None,
             };
             view.vcpus.len()
         ];
@@ -411,6 +516,7 @@ impl HvScheduler for Credit {
         if self.units[v].on_runq.is_some() {
             return;
         }
+        self.start_wait(v, view.now);
         let u = &mut self.units[v];
         if u.parked {
             return;
@@ -423,11 +529,78 @@ impl HvScheduler for Credit {
         self.tickle(view, p, v);
     }
 
-    fn sleep(&mut self, _view: &mut SchedView, v: VcpuId) {
+    fn sleep(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.end_wait(v, view.now);
         self.remove(v);
     }
 
     fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
+        let now = view.now;
+        let migrating = prev.map_or(false, |v| std::mem::take(&mut self.units[v].migrating));
+        let d = if migrating && prev_runnable && why != Reason::Tasklet {
+            self.migrate_running(view, p, prev.unwrap())
+        } else {
+            self.decide(view, p, prev, prev_runnable, why)
+        };
+        if let Some(v) = prev.filter(|&v| prev_runnable && d.next != Some(v)) {
+            self.start_wait(v, now);
+        }
+        if let Some(s) = d.next {
+            self.end_wait(s, now);
+        }
+        d
+    }
+
+    fn timer(&mut self, view: &mut SchedView, id: u64) {
+        if id == ACCT_TIMER {
+            self.acct(view);
+        } else {
+            self.tick(view, id as PcpuId);
+        }
+    }
+
+    fn pause_exit(&mut self, _view: &mut SchedView, _v: VcpuId) -> bool {
+        // Xen's PAUSE exit handler calls SCHEDOP_yield.
+        true
+    }
+
+    fn tasklet_mode(&self) -> TaskletMode {
+        self.tasklet
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let mut c = vec![("credit_migrate_running", self.migrations_running)];
+        if let Some(f) = &self.flexw {
+            c.push(("flexw_updates", f.updates));
+            c.push(("flexw_resets", f.resets));
+        }
+        c
+    }
+}
+
+impl Credit {
+    /// `csched_schedule` for a running unit flagged `_VPF_migrating` at a tick: it is not
+    /// runnable here (no rate limit, not re-queued), `p` picks from its runqueue, then
+    /// `vcpu_migrate` places the unit with `csched_res_pick` — an idle pCPU if one is left
+    /// (`csched_unit_wake` queues it there without BOOST and tickles it), else back on `p`.
+    fn migrate_running(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) -> Decision {
+        let d = self.decide(view, p, Some(v), false, Reason::Timer);
+        if d.next.is_none() {
+            // Nothing else to run: `p` is the idle pCPU the unit is placed on.
+            let u = &mut self.units[v];
+            u.start_ns = view.now;
+            u.state_entry_ns = view.now;
+            return Decision { next: Some(v), slice_ns: Some(self.tslice_ns) };
+        }
+        let q = self.idle_other(view, v, p).unwrap_or(p);
+        self.insert(q, v);
+        if q != p {
+            self.tickle(view, q, v);
+        }
+        d
+    }
+
+    fn decide(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
         let now = view.now;
         self.tickled[p] = false;
         let prev_runnable = prev_runnable && prev.map_or(false, |v| !self.units[v].parked);
@@ -484,23 +657,6 @@ impl HvScheduler for Credit {
         }
         Decision { next: snext, slice_ns: snext.map(|_| self.tslice_ns) }
     }
-
-    fn timer(&mut self, view: &mut SchedView, id: u64) {
-        if id == ACCT_TIMER {
-            self.acct(view);
-        } else {
-            self.tick(view, id as PcpuId);
-        }
-    }
-
-    fn pause_exit(&mut self, _view: &mut SchedView, _v: VcpuId) -> bool {
-        // Xen's PAUSE exit handler calls SCHEDOP_yield.
-        true
-    }
-
-    fn tasklet_mode(&self) -> TaskletMode {
-        self.tasklet
-    }
 }
 
 #[cfg(test)]
@@ -553,6 +709,50 @@ mod tests {
     #[test]
     fn csrc_never_keeps_a_vcpu_that_blocked() {
         assert_eq!(decide_at(&csrc_on(), 300 * NS_PER_US, false).next, Some(1));
+    }
+
+    /// Two pCPUs, three 1-vCPU VMs: vCPU 0 runs on pCPU 0, vCPU 1 waits behind it (queued
+    /// while only pCPU 0 was allowed), pCPU 1 is idle and was never tickled.
+    fn stranded() -> (crate::hv::sched::testkit::Kit, Credit) {
+        let mut k = crate::hv::sched::testkit::Kit::new(2, &[1, 1, 1]);
+        let mut c = Credit::from_params(&mut Params::new(&BTreeMap::new())).unwrap();
+        k.init(&mut c);
+        k.wake(&mut c, 0);
+        k.affinity[1] = Some(vec![0]);
+        k.wake(&mut c, 1);
+        k.affinity[1] = None;
+        assert_eq!(k.pcpu_cur, vec![Some(0), None]);
+        assert_eq!(c.queued_on(1), Some(0));
+        (k, c)
+    }
+
+    #[test]
+    fn a_tick_moves_the_running_unit_to_an_idle_pcpu_when_its_runqueue_has_a_waiter() {
+        let (mut k, mut c) = stranded();
+        // First tick (10 ms): vCPU 0 joins the active set. Second (20 ms): `csched_unit_acct`
+        // finds pCPU 1 idle and pCPU 0's runqueue not idle, and migrates vCPU 0.
+        k.advance(&mut c, 10 * NS_PER_MS);
+        assert_eq!(k.pcpu_cur, vec![Some(0), None]);
+        k.advance(&mut c, 20 * NS_PER_MS);
+        assert_eq!(k.pcpu_cur, vec![Some(1), Some(0)], "the waiter runs where it waited, the migrant on the idle pCPU");
+        assert_eq!(c.counters()[0], ("credit_migrate_running", 1));
+    }
+
+    #[test]
+    fn a_tick_leaves_a_running_unit_alone_when_nothing_waits_behind_it() {
+        let (mut k, mut c) = stranded();
+        k.affinity[0] = Some(vec![0]);
+        k.affinity[1] = Some(vec![0]);
+        // vCPU 0 may not leave pCPU 0: nothing moves.
+        k.advance(&mut c, 20 * NS_PER_MS);
+        assert_eq!(k.pcpu_cur, vec![Some(0), None]);
+        // Alone on its pCPU (vCPU 1 blocked), it stays put even with pCPU 1 idle.
+        k.affinity[0] = None;
+        k.vcpus[1].run = RunState::Blocked;
+        k.with(|view| c.sleep(view, 1));
+        k.advance(&mut c, 40 * NS_PER_MS);
+        assert_eq!(k.pcpu_cur, vec![Some(0), None]);
+        assert_eq!(c.counters()[0], ("credit_migrate_running", 0));
     }
 
     #[test]

@@ -315,13 +315,15 @@ impl HvScheduler for Dp {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let s = self.stats;
-        vec![
+        let mut c = self.credit.counters();
+        c.extend([
             ("dp_pins", s.pins),
             ("dp_unpins_low_ac", s.unpins_low_ac),
             ("dp_unpins_bound", s.unpins_bound),
             ("dp_unpins_over_idle", s.unpins_over_idle),
             ("dp_moves", s.moves),
-        ]
+        ]);
+        c
     }
 }
 

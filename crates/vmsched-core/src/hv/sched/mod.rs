@@ -16,6 +16,7 @@ pub mod gang;
 pub mod relaxed_cosched;
 pub mod dp;
 pub mod flexs;
+pub mod flexw;
 pub mod rr;
 #[cfg(test)]
 pub(crate) mod testkit;
@@ -285,7 +286,7 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
     vec![
         (
             "credit",
-            "Xen credit1: 30 ms slice, 10 ms tick, 30 ms accounting, BOOST/UNDER/OVER, work stealing, caps, ratelimit",
+            "Xen credit1: 30 ms slice, 10 ms tick, 30 ms accounting, BOOST/UNDER/OVER, work stealing, tick-time move of a running vCPU to an idle pCPU, caps, ratelimit; options: FlexW in the accounting (flexw), tasklets, CSRC",
             "xen/common/sched/credit.c; reference/hypervisor-mechanisms.md §1",
         ),
         (
@@ -300,8 +301,8 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
         ),
         (
             "flex",
-            "Flex's FlexS over credit1: spin detection from virtual-PMU branch-per-instruction and miss rate, the spinner yields and a sibling vCPU waiting on another pCPU takes over its slice (power of two choices); pair with the flexw controller",
-            "seed 002_4e0f89b222427189.txt (FlexS Design, Practical Considerations, Implementation)",
+            "Flex: credit1 with FlexW in its accounting (real-time VM weights from the lag against GPS shares, gain 1, reset every 10 s) and FlexS (spin detection from virtual-PMU branch-per-instruction and miss rate; the spinner yields and a sibling vCPU waiting on another pCPU takes over its slice, power of two choices)",
+            "seed 002_4e0f89b222427189.txt (FlexW Design, FlexS Design, Practical Considerations, Implementation)",
         ),
         (
             "cfs",

@@ -1,0 +1,342 @@
+"""``vmsched arena``: every policy on a standard suite of scenarios, on equal terms.
+
+A *contender* is a hypervisor configuration: a scheduler with its parameters, optionally a
+controller, PLE settings and paravirtual guest features. Applying it to a scenario replaces the
+scenario's own scheduler, scheduler parameters and controller (those belong to the scenario's
+default scheduler) and keeps everything else: host, VMs, workloads, seed. Every contender runs
+every scenario with the same seed; the table ranks contenders per scenario by the scenario's
+primary metric and overall by mean rank.
+
+Add your own: ``vmsched arena --contenders my.toml --scenario my-scenario.toml`` where
+``my.toml`` holds ``[[contender]]`` tables with the fields of :class:`Contender`, and a
+scenario's primary metric is ``--metric`` (default: mean completion when every VM finishes,
+else throughput). From Python: ``vmsched.arena.run_arena(scenarios, contenders)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from .htmlreport import HTML_PAGE, atomic_write, html_table, img_tag, md_table, pyplot, save_png
+
+
+@dataclass(frozen=True)
+class Contender:
+    name: str
+    description: str
+    scheduler: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    #: Merged into ``hypervisor.ple`` (e.g. ``{"enabled": False}``).
+    ple: Mapping[str, Any] = field(default_factory=dict)
+    #: ``{"name": ..., "params": {...}}``, or None for no controller.
+    controller: Optional[Mapping[str, Any]] = None
+    #: Merged into every VM's ``guest.paravirt``.
+    paravirt: Mapping[str, Any] = field(default_factory=dict)
+    #: Every VM's guest spinlock kind, if set (pv spinlocks need "queued").
+    spinlock: Optional[str] = None
+
+    def apply(self, scenario: Mapping[str, Any]) -> dict:
+        sc = copy.deepcopy(dict(scenario))
+        hv = dict(sc.get("hypervisor") or {})
+        hv["scheduler"] = self.scheduler
+        hv["params"] = dict(self.params)
+        if self.ple:
+            hv["ple"] = {**(hv.get("ple") or {}), **self.ple}
+        sc["hypervisor"] = hv
+        sc.pop("controller", None)
+        if self.controller is not None:
+            sc["controller"] = dict(self.controller)
+        if self.paravirt or self.spinlock:
+            for vm in sc.get("vms", []):
+                g = dict(vm.get("guest") or {})
+                if self.paravirt:
+                    g["paravirt"] = {**(g.get("paravirt") or {}), **self.paravirt}
+                if self.spinlock:
+                    g["spinlock"] = self.spinlock
+                vm["guest"] = g
+        return sc
+
+
+#: Every seed system and production mechanism (docs/policies.md has their sources).
+CONTENDERS: tuple[Contender, ...] = (
+    Contender("credit", "Xen credit (credit1), defaults", "credit"),
+    Contender("credit2", "Xen credit2 with its rate limit", "credit2"),
+    Contender("cfs", "KVM on Linux CFS: PLE, directed yield, halt polling", "cfs"),
+    Contender("cfs-nople", "KVM on CFS with pause-loop exiting off", "cfs", ple={"enabled": False}),
+    Contender("cfs-pvspin", "KVM on CFS, guests with paravirtual queued spinlocks", "cfs",
+              paravirt={"spinlock": True}, spinlock="queued"),
+    Contender("cfs-pvtlb", "KVM on CFS, guests with paravirtual TLB flush", "cfs",
+              paravirt={"tlb_flush": True}),
+    Contender("gang", "strict gang scheduling (all of a VM's vCPUs together)", "gang"),
+    Contender("relaxed", "VMware-style relaxed co-scheduling", "relaxed_cosched"),
+    Contender("balance", "balance scheduling (siblings never share a runqueue)", "balance"),
+    Contender("flexcore", "FlexCore vCPU ballooning on KVM/CFS (seed 000)", "cfs",
+              controller={"name": "flexcore"}),
+    Contender("csrc", "Xen credit with softirq tasklets and CSRC (seed 001)", "credit",
+              params={"tasklet": "softirq", "csrc": True}),
+    Contender("flex", "Flex: FlexW weights in credit's accounting + FlexS spin-aware switching (seed 002)", "flex"),
+    Contender("dp", "DP-Scheduling: affinity-aware dynamic pinning on credit (seed 003)", "dp"),
+)
+
+
+# ---- metrics ----------------------------------------------------------------------------
+
+def _mean(xs: Sequence[float]) -> Optional[float]:
+    xs = [x for x in xs if x is not None and math.isfinite(x)]
+    return sum(xs) / len(xs) if xs else None
+
+
+def metrics(summary: Mapping[str, Any]) -> dict[str, Optional[float]]:
+    """The arena's columns, from one run's summary.json."""
+    vms = summary["vms"]
+    sim_s = summary["sim_time_ns"] / 1e9
+    done = [v["completion_ns"] / 1e6 for v in vms if v.get("completion_ns") is not None]
+    reqs = [v["requests"] for v in vms if v.get("requests", {}).get("count", 0) > 0]
+    return {
+        "completion_ms": _mean(done) if len(done) == len(vms) else None,
+        "throughput_ops_s": sum(v.get("ops", 0) for v in vms) / sim_s if sim_s > 0 else None,
+        "p99_ms": max(r["p99_ms"] for r in reqs) if reqs else None,
+        "lag_pct": 100 * _mean([abs(v.get("relative_lag", 0.0)) for v in vms]),
+        "spin_pct": 100 * _mean([v.get("spin_fraction", 0.0) for v in vms]),
+        "ctxsw_per_pcpu_s": summary["totals"]["context_switches_per_pcpu_s"],
+        "migrations": float(sum(v.get("migrations", 0) for v in vms)),
+    }
+
+
+#: Column key → (header, lower is better).
+COLUMNS = {
+    "completion_ms": ("completion [ms]", True),
+    "throughput_ops_s": ("throughput [ops/s]", False),
+    "p99_ms": ("p99 [ms]", True),
+    "lag_pct": ("|lag| [%]", True),
+    "spin_pct": ("spin+IPI [%]", True),
+    "ctxsw_per_pcpu_s": ("ctx sw/pCPU-s", True),
+    "migrations": ("migrations", True),
+}
+
+
+@dataclass(frozen=True)
+class ArenaScenario:
+    name: str
+    path: Path
+    #: Primary metric (a key of COLUMNS), or None: completion if every VM finishes, else
+    #: throughput.
+    metric: Optional[str] = None
+    what: str = ""
+
+
+def _suite_dir() -> Path:
+    from . import scenarios_dir
+
+    return scenarios_dir()
+
+
+def suite() -> list[ArenaScenario]:
+    d = _suite_dir()
+    return [
+        ArenaScenario("sync-heavy", d / "arena" / "sync-heavy.toml", "completion_ms", "sync-heavy parallel"),
+        ArenaScenario("blocking-heavy", d / "arena" / "blocking-heavy.toml", "completion_ms", "blocking-heavy parallel"),
+        ArenaScenario("fairness", d / "arena" / "fairness.toml", "lag_pct", "heterogeneous vCPU counts"),
+        ArenaScenario("consolidation", d / "consolidation-specvirt.toml", "p99_ms", "server consolidation (latency)"),
+        ArenaScenario("cache-sensitive", d / "arena" / "cache-sensitive.toml", "completion_ms", "cache-sensitive"),
+        ArenaScenario("numa-spread", d / "arena" / "numa-spread.toml", "completion_ms", "NUMA-spread"),
+        ArenaScenario("mixed-cloud", d / "arena" / "mixed-cloud.toml", "p99_ms", "mixed cloud host"),
+    ]
+
+
+# ---- running and ranking ----------------------------------------------------------------
+
+@dataclass
+class Cell:
+    scenario: str
+    contender: str
+    metrics: dict[str, Optional[float]]
+    rank: Optional[int] = None
+    error: str = ""
+
+
+def primary(s: ArenaScenario, cells: Sequence[Cell]) -> str:
+    if s.metric is not None:
+        return s.metric
+    return "completion_ms" if all(c.metrics.get("completion_ms") is not None for c in cells) else "throughput_ops_s"
+
+
+def rank(cells: list[Cell], key: str) -> None:
+    lower = COLUMNS[key][1]
+    scored = [c for c in cells if c.metrics.get(key) is not None]
+    scored.sort(key=lambda c: (c.metrics[key] if lower else -c.metrics[key], c.contender))
+    for i, c in enumerate(scored, 1):
+        c.rank = i
+    for c in cells:
+        if c.metrics.get(key) is None:
+            c.rank = len(cells)
+
+
+def run_arena(scenarios: Sequence[ArenaScenario], contenders: Sequence[Contender],
+              jobs: int | None = None, progress: bool = True,
+              out: Path | None = None) -> dict[str, list[Cell]]:
+    from .reproduce.core import Run
+    from .reproduce.execute import simulate_all
+    from .scenario import Scenario
+
+    runs: dict[tuple[str, str], Run] = {}
+    for s in scenarios:
+        base = Scenario.from_file(s.path).to_dict()
+        for c in contenders:
+            sc = Scenario.from_dict(c.apply(base)).to_dict()  # validates: clear errors
+            runs[(s.name, c.name)] = Run(f"{s.name}/{c.name}", sc)
+    results = simulate_all(runs.values(), jobs=jobs, progress=progress)
+    table: dict[str, list[Cell]] = {}
+    for s in scenarios:
+        cells = []
+        for c in contenders:
+            res = results[runs[(s.name, c.name)].key()]
+            cells.append(Cell(s.name, c.name, metrics(res.summary)))
+            if out is not None:
+                d = out / s.name
+                d.mkdir(parents=True, exist_ok=True)
+                atomic_write(d / f"{c.name}.json", res.json)
+        rank(cells, primary(s, cells))
+        table[s.name] = cells
+    return table
+
+
+def overall(table: Mapping[str, Sequence[Cell]]) -> list[tuple[str, float]]:
+    ranks: dict[str, list[int]] = {}
+    for cells in table.values():
+        for c in cells:
+            ranks.setdefault(c.contender, []).append(c.rank or 0)
+    return sorted(((k, sum(v) / len(v)) for k, v in ranks.items()), key=lambda kv: (kv[1], kv[0]))
+
+
+def fmt(v: Optional[float]) -> str:
+    if v is None:
+        return "—"
+    a = abs(v)
+    return f"{v:,.0f}" if a >= 1000 else (f"{v:.1f}" if a >= 10 else f"{v:.3g}")
+
+
+HEADERS = ["rank", "contender"] + [h for h, _ in COLUMNS.values()]
+
+
+def rows(cells: Sequence[Cell]) -> list[list[str]]:
+    return [[str(c.rank), c.contender] + [fmt(c.metrics.get(k)) for k in COLUMNS]
+            for c in sorted(cells, key=lambda c: (c.rank or 0, c.contender))]
+
+
+# ---- plots and report -------------------------------------------------------------------
+
+def plot_scenario(s: ArenaScenario, cells: Sequence[Cell], key: str, path: Path) -> Path:
+    plt = pyplot()
+    cs = sorted(cells, key=lambda c: (c.rank or 0, c.contender))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    for ax, k in zip(axes, [key, "spin_pct" if key != "spin_pct" else "ctxsw_per_pcpu_s"]):
+        vals = [c.metrics.get(k) or 0.0 for c in cs]
+        ax.bar(range(len(cs)), vals, color=["#1f77b4" if i == 0 else "#8fb8de" for i in range(len(cs))])
+        ax.set_xticks(range(len(cs)))
+        ax.set_xticklabels([c.contender for c in cs], rotation=40, ha="right", fontsize=7)
+        ax.set_title(COLUMNS[k][0] + (" (primary)" if k == key else ""), fontsize=9)
+        ax.tick_params(axis="y", labelsize=7)
+    fig.suptitle(f"{s.name}: {s.what}", fontsize=9)
+    fig.tight_layout()
+    return save_png(fig, path)
+
+
+def plot_ranks(table: Mapping[str, Sequence[Cell]], path: Path) -> Path:
+    plt = pyplot()
+    order = [k for k, _ in overall(table)]
+    scen = list(table)
+    grid = [[next(c.rank for c in table[s] if c.contender == k) for s in scen] for k in order]
+    fig, ax = plt.subplots(figsize=(1.1 * len(scen) + 2.5, 0.32 * len(order) + 1.2))
+    im = ax.imshow(grid, cmap="RdYlGn_r", aspect="auto")
+    ax.set_xticks(range(len(scen)))
+    ax.set_xticklabels(scen, rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(len(order)))
+    ax.set_yticklabels(order, fontsize=8)
+    for i, row in enumerate(grid):
+        for j, r in enumerate(row):
+            ax.text(j, i, str(r), ha="center", va="center", fontsize=7)
+    fig.colorbar(im, ax=ax, label="rank (1 = best)")
+    ax.set_title("rank per scenario (rows by mean rank)", fontsize=9)
+    fig.tight_layout()
+    return save_png(fig, path)
+
+
+def write_report(scenarios: Sequence[ArenaScenario], contenders: Sequence[Contender],
+                 table: Mapping[str, Sequence[Cell]], out: Path) -> Path:
+    import html
+
+    out.mkdir(parents=True, exist_ok=True)
+    by = {s.name: s for s in scenarios}
+    images: dict[str, Path] = {}
+    images["ranks"] = plot_ranks(table, out / "ranks.png")
+    for name, cells in table.items():
+        images[name] = plot_scenario(by[name], cells, primary(by[name], cells), out / name / f"{name}.png")
+    md = ["# vmsched arena", "", "Generated by `vmsched arena`; every contender runs every scenario "
+          "with the scenario's seed. Rank 1 is best on the scenario's primary metric.", "",
+          "## Contenders", "", md_table(["contender", "what"], [[c.name, c.description] for c in contenders]),
+          "", "## Overall (mean rank)", "",
+          md_table(["contender", "mean rank"], [[k, f"{v:.2f}"] for k, v in overall(table)]), "",
+          "![ranks](ranks.png)", ""]
+    body = ["<h1>vmsched arena</h1>", "<h2>Overall (mean rank)</h2>",
+            html_table(["contender", "mean rank"], [[k, f"{v:.2f}"] for k, v in overall(table)]),
+            img_tag("ranks", images["ranks"].read_bytes())]
+    for name, cells in table.items():
+        s = by[name]
+        key = primary(s, cells)
+        md += [f"## {name}: {s.what}", "", f"Scenario `{s.path.name}`; primary metric: {COLUMNS[key][0]}.", "",
+               md_table(HEADERS, rows(cells)), "", f"![{name}]({name}/{name}.png)", ""]
+        body += [f"<h2>{html.escape(name)}: {html.escape(s.what)}</h2>",
+                 f"<p>Primary metric: {html.escape(COLUMNS[key][0])}.</p>",
+                 html_table(HEADERS, rows(cells)), img_tag(name, images[name].read_bytes())]
+    atomic_write(out / "report.md", "\n".join(md).rstrip() + "\n")
+    atomic_write(out / "report.html", HTML_PAGE.replace("%TITLE%", "vmsched arena").replace("%BODY%", "\n".join(body)))
+    atomic_write(out / "arena.json", json.dumps(
+        {name: [c.__dict__ for c in cells] for name, cells in table.items()}, indent=2, sort_keys=True) + "\n")
+    return out / "report.html"
+
+
+# ---- user contenders --------------------------------------------------------------------
+
+FIELDS = {"name", "description", "scheduler", "params", "ple", "controller", "paravirt", "spinlock"}
+
+
+def load_contenders(path: str | Path) -> list[Contender]:
+    """``[[contender]]`` tables of a TOML file; errors name the table and field."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    from .scenario import check_scheduler
+
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{p}: not valid TOML: {e}") from None
+    items = data.get("contender")
+    if not isinstance(items, list) or not items:
+        raise ValueError(f"{p}: expected one or more [[contender]] tables")
+    out = []
+    for i, t in enumerate(items):
+        where = f"{p}: contender[{i}]"
+        unknown = set(t) - FIELDS
+        if unknown:
+            raise ValueError(f"{where}: unknown field(s) {sorted(unknown)}; known: {sorted(FIELDS)}")
+        for req in ("name", "scheduler"):
+            if not isinstance(t.get(req), str) or not t[req]:
+                raise ValueError(f"{where}.{req}: required (a non-empty string)")
+        check_scheduler(t["scheduler"], path=f"{where}.scheduler")
+        for k in ("params", "ple", "paravirt"):
+            if k in t and not isinstance(t[k], dict):
+                raise ValueError(f"{where}.{k}: must be a table")
+        out.append(Contender(t["name"], t.get("description", "user contender"), t["scheduler"],
+                             t.get("params", {}), t.get("ple", {}), t.get("controller"),
+                             t.get("paravirt", {}), t.get("spinlock")))
+    return out

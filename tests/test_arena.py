@@ -1,0 +1,105 @@
+"""`vmsched arena`: contenders applied to scenarios, ranking, user contenders and scenarios,
+the report (rendered in headless Chromium), and errors on bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from vmsched import arena
+from vmsched.scenario import Scenario
+
+from test_reproduce import _chromium
+
+
+def test_a_contender_replaces_the_scenarios_scheduler_and_controller_and_keeps_the_rest():
+    base = Scenario.from_file(arena.suite()[0].path.parent.parent / "flexcore-sync-heavy-2vm.toml").to_dict()
+    assert base["controller"]["name"] == "flexcore"
+    pv = next(c for c in arena.CONTENDERS if c.name == "cfs-pvspin").apply(base)
+    assert pv["hypervisor"]["scheduler"] == "cfs" and pv["hypervisor"]["params"] == {}
+    assert "controller" not in pv
+    assert all(vm["guest"]["paravirt"]["spinlock"] and vm["guest"]["spinlock"] == "queued" for vm in pv["vms"])
+    assert [vm["workloads"] for vm in pv["vms"]] == [vm["workloads"] for vm in base["vms"]]
+    fc = next(c for c in arena.CONTENDERS if c.name == "flexcore").apply(dict(base, controller={"name": "flexw"}))
+    assert fc["controller"] == {"name": "flexcore"}
+    Scenario.from_dict(fc)  # still a valid scenario
+    nople = next(c for c in arena.CONTENDERS if c.name == "cfs-nople").apply(base)
+    assert nople["hypervisor"]["ple"]["enabled"] is False
+
+
+def test_every_contender_yields_a_valid_scenario_for_every_suite_scenario():
+    for s in arena.suite():
+        base = Scenario.from_file(s.path).to_dict()
+        for c in arena.CONTENDERS:
+            Scenario.from_dict(c.apply(base))
+
+
+def test_ranks_follow_the_primary_metric():
+    cells = [arena.Cell("s", n, {"lag_pct": v}) for n, v in [("a", 3.0), ("b", 1.0), ("c", None), ("d", 2.0)]]
+    arena.rank(cells, "lag_pct")
+    assert {c.contender: c.rank for c in cells} == {"b": 1, "d": 2, "a": 3, "c": 4}
+    cells = [arena.Cell("s", n, {"throughput_ops_s": v}) for n, v in [("a", 3.0), ("b", 1.0)]]
+    arena.rank(cells, "throughput_ops_s")
+    assert {c.contender: c.rank for c in cells} == {"a": 1, "b": 2}
+
+
+@pytest.fixture(scope="module")
+def small_arena(tmp_path_factory):
+    """The fairness scenario and a user scenario under credit, cfs and a user contender."""
+    d = tmp_path_factory.mktemp("arena")
+    (d / "mine.toml").write_text('[[contender]]\nname = "my-credit2"\nscheduler = "credit2"\n'
+                                 'description = "credit2 again"\n')
+    from conftest import BASE_TOML
+
+    (d / "tiny.toml").write_text(BASE_TOML)
+    r = subprocess.run([sys.executable, "-m", "vmsched", "arena", "--quiet", "--out", str(d / "out"),
+                        "--contenders", str(d / "mine.toml"), "--scenario", str(d / "tiny.toml"),
+                        "--metric", "lag_pct", "--only", "fairness", "--only", "tiny",
+                        "--only", "credit", "--only", "cfs", "--only", "my-*"],
+                       capture_output=True, text=True, cwd=d)
+    assert r.returncode == 0, r.stderr
+    return d / "out", r.stdout
+
+
+def test_arena_prints_a_ranked_table_per_scenario_and_writes_the_report(small_arena):
+    out, stdout = small_arena
+    assert "fairness" in stdout and "tiny" in stdout and "overall (mean rank)" in stdout
+    data = json.loads((out / "arena.json").read_text())
+    assert set(data) == {"fairness", "tiny"}
+    for cells in data.values():
+        assert sorted(c["contender"] for c in cells) == ["cfs", "credit", "my-credit2"]
+        assert sorted(c["rank"] for c in cells) == [1, 2, 3]
+    # credit gives the 4-vCPU VM four times the 1-vCPU VM: far from VM-level fairness.
+    credit = next(c for c in data["fairness"] if c["contender"] == "credit")
+    assert credit["metrics"]["lag_pct"] > 20
+    assert (out / "fairness" / "credit.json").exists()
+    md = (out / "report.md").read_text()
+    assert "## fairness" in md and "my-credit2" in md
+
+
+def test_arena_report_renders_every_plot_in_headless_chromium(small_arena, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("chromium not installed")
+    out, _ = small_arena
+    r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000",
+                        "--dump-dom", (out / "report.html").as_uri()], capture_output=True, text=True, timeout=120)
+    m = re.search(r'data-plots-loaded="(\d+)/(\d+)"', r.stdout)
+    assert m and m.group(1) == m.group(2) == "3", r.stdout[:300]  # ranks + 2 scenarios
+
+
+def test_bad_user_contenders_get_errors_naming_the_field(cli, tmp_path):
+    (tmp_path / "bad.toml").write_text('[[contender]]\nname = "x"\nscheduler = "nope"\n')
+    r = cli("arena", "--contenders", "bad.toml", "--list")
+    assert r.code == 2 and "contender[0].scheduler" in r.err and "nope" in r.err
+    (tmp_path / "bad2.toml").write_text('[[contender]]\nname = "x"\nscheduler = "cfs"\nwat = 1\n')
+    r = cli("arena", "--contenders", "bad2.toml", "--list")
+    assert r.code == 2 and "unknown field" in r.err and "wat" in r.err
+    (tmp_path / "dup.toml").write_text('[[contender]]\nname = "cfs"\nscheduler = "cfs"\n')
+    r = cli("arena", "--contenders", "dup.toml", "--list")
+    assert r.code == 2 and "already taken" in r.err
