@@ -22,12 +22,67 @@ class Seed:
     analytic: bool = False
 
 
+S000 = "000_e4beefc956462be7.txt"
 S001 = "001_3582712ef98dbca6.txt"
 S002 = "002_4e0f89b222427189.txt"
 S003 = "003_4dc0d6f8eb99c3eb.txt"
 S004 = "004_3bece153636bca8a.txt"
 
 SEED: dict[str, dict[str, Seed]] = {
+    # -- seed 000: FlexCore (vCPU ballooning on KVM), PARSEC dedup, vips, swaptions,
+    #    streamcluster; 2 VMs of 12 vCPUs on 12 pCPUs --------------------------------------
+    "flexcore-fig1": {
+        "dedup_total_ratio": Seed(3.2, f"{S000} §2.1 (text of Fig. 1): total time 3.2x longer in 2VM"),
+        "vips_total_ratio": Seed(4.1, f"{S000} §2.1 (text of Fig. 1): 4.1x"),
+        "swaptions_total_ratio": Seed(2.7, f"{S000} §2.1 (text of Fig. 1): 2.7x"),
+        "streamcluster_total_ratio": Seed(2.6, f"{S000} §2.1 (text of Fig. 1): 2.6x"),
+        "dedup_kernel_ratio": Seed(3.7, f"{S000} §2.1 (text of Fig. 1): kernel time 3.7x longer in 2VM"),
+        "vips_kernel_ratio": Seed(8.7, f"{S000} §2.1 (text of Fig. 1): 8.7x"),
+        "swaptions_kernel_ratio": Seed(9.0, f"{S000} §2.1 (text of Fig. 1): 9.0x"),
+        "streamcluster_kernel_ratio": Seed(6.3, f"{S000} §2.1 (text of Fig. 1): 6.3x"),
+    },
+    "flexcore-fig2-fig8": {
+        # §4.3 gives numbers for dedup only; the other bars of Figs. 2 and 8 are plots without
+        # numbers in the text ("for other tested applications as well, the time percentage drops").
+        "dedup_ipi_pct_2vm": Seed(71, f"{S000} §4.3 (Fig. 8): dedup 2VM, function-call IPI 71 %"),
+        "dedup_spin_pct_2vm": Seed(15, f"{S000} §4.3 (Fig. 8): dedup 2VM, spinlock 15 %"),
+        "dedup_ipi_pct_flexcore": Seed(14, f"{S000} §4.3 (Fig. 8): dedup FlexCore, function-call IPI 14 %"),
+        "dedup_spin_pct_flexcore": Seed(4, f"{S000} §4.3 (Fig. 8): dedup FlexCore, spinlock 4 %"),
+    },
+    "flexcore-fig7": {
+        "dedup_reduction_pct": Seed(79.6, f"{S000} §4.2 (text of Fig. 7): dedup run time reduced by 79.6 %"),
+        "vips_reduction_pct": Seed(54.1, f"{S000} §4.2 (text of Fig. 7): vips 54.1 %"),
+        "swaptions_reduction_pct": Seed(35.4, f"{S000} §4.2 (text of Fig. 7): swaptions 35.4 %"),
+        "streamcluster_reduction_pct": Seed(42.4, f"{S000} §4.2 (text of Fig. 7): streamcluster 42.4 %"),
+        "average_reduction_pct": Seed(52.9, f"{S000} abstract and §4.2: average reduction 52.9 %"),
+        # Read as FlexCore's kernel time in per cent of the 2VM case's (see flexcore.py FIG7 notes).
+        "dedup_kernel_fc_pct_of_2vm": Seed(9.7, f"{S000} §4.2: kernel time 'drops ... 9.7 %' compared with 2VM (read as FlexCore / 2VM)"),
+        "vips_kernel_fc_pct_of_2vm": Seed(11.1, f"{S000} §4.2: 11.1 % (read as FlexCore / 2VM)"),
+        "swaptions_kernel_fc_pct_of_2vm": Seed(10.7, f"{S000} §4.2: 10.7 % (read as FlexCore / 2VM)"),
+        "streamcluster_kernel_fc_pct_of_2vm": Seed(6.6, f"{S000} §4.2: 6.6 % (read as FlexCore / 2VM)"),
+        # §4.4 says this for the applications generally ('nearly 25 % of the total execution time
+        # would have elapsed'); given per application as the same approximate value.
+        "dedup_balloon_done_pct": Seed(25, f"{S000} §4.4: vCPUs reduced after 'nearly 25 %' of the run (approximate, not per application)"),
+        "vips_balloon_done_pct": Seed(25, f"{S000} §4.4: 'nearly 25 %' (approximate, not per application)"),
+        "swaptions_balloon_done_pct": Seed(25, f"{S000} §4.4: 'nearly 25 %' (approximate, not per application)"),
+        "streamcluster_balloon_done_pct": Seed(25, f"{S000} §4.4: 'nearly 25 %' (approximate, not per application)"),
+    },
+    "flexcore-table1": {
+        "dedup_ple_2vm_1e7": Seed(9.52, f"{S000} Table 1, PLE in 2VM (10^7)"),
+        "vips_ple_2vm_1e7": Seed(6.48, f"{S000} Table 1, PLE in 2VM (10^7)"),
+        "swaptions_ple_2vm_1e7": Seed(8.13, f"{S000} Table 1, PLE in 2VM (10^7)"),
+        "streamcluster_ple_2vm_1e7": Seed(15.70, f"{S000} Table 1, PLE in 2VM (10^7)"),
+        "dedup_ple_flexcore_1e6": Seed(1.90, f"{S000} Table 1, PLE in FlexCore (10^6)"),
+        "vips_ple_flexcore_1e6": Seed(9.75, f"{S000} Table 1, PLE in FlexCore (10^6)"),
+        "swaptions_ple_flexcore_1e6": Seed(21.90, f"{S000} Table 1, PLE in FlexCore (10^6)"),
+        "streamcluster_ple_flexcore_1e6": Seed(36.10, f"{S000} Table 1, PLE in FlexCore (10^6)"),
+        "dedup_ple_reduction_pct": Seed(98, f"{S000} Table 1, reduction (%)"),
+        "vips_ple_reduction_pct": Seed(85, f"{S000} Table 1, reduction (%)"),
+        "swaptions_ple_reduction_pct": Seed(73, f"{S000} Table 1, reduction (%)"),
+        "streamcluster_ple_reduction_pct": Seed(77, f"{S000} Table 1, reduction (%)"),
+        "swaptions_ple_rate_before_khz": Seed(500, f"{S000} §4.4: swaptions PLE frequency before ballooning 'approximately 500 kHz'"),
+        "swaptions_ple_rate_after_khz": Seed(10, f"{S000} §4.4: swaptions PLE frequency after ballooning 'approximately 10 kHz'"),
+    },
     # -- seed 001: tasklets and CSRC on Xen (SPECvirt_sc2010) -------------------------------
     "csrc-table1-fig12": {
         "sched_calls_per_pcpu_s": Seed(29819, f"{S001} Table 1, Sched: scheduler"),
