@@ -160,15 +160,15 @@ GAPS: dict[str, dict[str, str]] = {
     # -- seed 000: FlexCore ---------------------------------------------------------------------
     "flexcore-fig2-fig8": {
         "dedup_ipi_pct_2vm":
-            "Figs. 1 and 2 cannot both hold as shares of CPU time: 71 + 15 % waste in 2VM leaves 14 % "
-            "useful, i.e. 7x the useful work in CPU time, while a 3.2x longer run on half the pCPUs is "
-            "only 1.6x the 1VM's CPU time (the seed's perf/lockstat shares are of samples, likely of "
-            "kernel time). The workload was fitted to Fig. 1; at that point IPI waits are 12 % of guest "
-            "CPU time, and the shootdown rates that give more make the 2VM run collapse (2VM/1VM 5-8x "
-            "in the fit grid)",
+            "Fig. 2's 71 + 15 % waste means the 2VM run uses 7x the useful work in CPU time; with Fig. 1 "
+            "(3.2x longer on half the pCPUs, i.e. 1.6x the 1VM's CPU time, kernel 3.7x) that needs a 1VM "
+            "run about 40 % idle (dedup's pipeline stages and I/O), which the model's pool of identical "
+            "workers is not (14 % halted, at barriers). The workload was fitted to Fig. 1; there IPI "
+            "waits are 12 % of guest CPU time, and shootdown rates that give more make the 2VM run "
+            "collapse (2VM/1VM 5-8x in the fit grid)",
         "dedup_ipi_pct_flexcore":
             "after ballooning every IPI target runs on its own pCPU and a function-call IPI to a "
-            "running vCPU costs the model a few µs, so the share is ~0; the seed's remaining 14 % needs "
+            "running vCPU is acknowledged almost at once, so the share is ~0; the seed's remaining 14 % needs "
             "an IPI cost or rate on dedicated pCPUs (vAPIC emulation without APICv, dedup's mm and "
             "file-system work) that the Fig. 1 fit does not give",
     },
@@ -192,8 +192,8 @@ GAPS: dict[str, dict[str, str]] = {
         "average_reduction_pct": "follows from dedup, swaptions and streamcluster (vips holds)",
         "dedup_kernel_fc_pct_of_2vm":
             "the critical sections are fixed kernel work (22 % of the 1VM's CPU time, needed for Fig. 1's "
-            "kernel ratio of 3.7), so FlexCore's kernel time cannot fall below the 1VM's, about 1/3.5 of "
-            "the 2VM's; the seed's 9.7 % puts FlexCore's kernel time at 0.36x the 1VM's, again guest "
+            "kernel ratio of 3.7), so FlexCore's kernel time stays near the 1VM's (1.07x), about 1/3.5 "
+            "of the 2VM's; the seed's 9.7 % puts FlexCore's kernel time at 0.36x the 1VM's, again guest "
             "scalability at 12 vCPUs",
         "streamcluster_kernel_fc_pct_of_2vm":
             "as dedup: the seed's 6.6 % is 0.42x the 1VM kernel time (6.3 x 0.066); the model's "
@@ -210,7 +210,7 @@ GAPS: dict[str, dict[str, str]] = {
     "flexcore-table1": {
         "dedup_ple_flexcore_1e6":
             "after ballooning dedup still spins on its two locks (18 µs sections, fitted to Fig. 1's "
-            "kernel ratio): on dedicated pCPUs 38 kHz of PLE exits, 7x the seed's count",
+            "kernel ratio): on dedicated pCPUs 56 kHz of PLE exits, 7.6x the seed's count",
         "vips_ple_flexcore_1e6":
             "the control centre balloons at its first check (see flexcore-fig7 dedup_balloon_done_pct), "
             "so few PLE exits accumulate before; in the seed most of FlexCore's exits come from the "
