@@ -323,7 +323,8 @@ FIG7 = Reproduction(
     notes="Kernel time with FlexCore as a share of the 2VM case's reads the seed's 'drops in "
           "kernel time ... 9.7 %, 11.1 %, 10.7 % and 6.6 % compared with the 2VM case' as "
           "FlexCore's kernel time in per cent of the 2VM kernel time. 'Bound at' is when the "
-          "control centre pinned the remaining vCPUs, in per cent of the FlexCore run (the seed: "
+          "control centre first pinned the remaining vCPUs (its first ballooning done), in per cent of "
+          "the FlexCore run (the seed: "
           "'nearly 25 %' of the run had elapsed when the vCPU number was reduced).",
 )
 
