@@ -10,7 +10,7 @@ vCPUs and the same weight; each runs a 12-thread PARSEC application.
 Cost of the faithful window: a 2VM run exits 0.5-1.9 MHz (a waiting vCPU exits every ~3 µs),
 and the simulator spends about 3 µs of wall time per exit (measured: 0.86 M exits in 2.5 s of
 wall time). At the fitted workloads a 2VM run simulates 0.2-0.3 s in 0.5-4 s, the whole
-family (4 applications x 4 configurations x 3 simulation seeds = 48 runs) about 15 s on 2
+family (4 applications x 4 configurations x 3 simulation seeds = 48 runs) in 15-20 s on 2
 cores; so the window stays fixed, with no deviation and no change to the simulator.
 
 The four applications are ``parallel`` workloads whose lock, shootdown and compute parameters
@@ -126,7 +126,7 @@ def scenario(app: str, nvm: int, flexcore: bool = False,
 
 def _runs(quick: bool, ballooned: bool = False) -> list[Run]:
     """Every run of the family. ``quick`` changes nothing: the whole family simulates in about
-    15 s on 2 cores, and shorter runs behave differently near the collapse edge (with a third of
+    15-20 s on 2 cores, and shorter runs behave differently near the collapse edge (with a third of
     the work the 2VM runs collapse less often and dedup's claims flip), so the tests check the
     claims on the very runs the full mode reports."""
     del quick
