@@ -18,9 +18,8 @@ from .core import Claim, Outcome, Quantity, Reproduction, Run, judge
 __all__ = ["Reproduction", "Run", "Quantity", "Claim", "Outcome", "registry", "reproduce",
            "FAMILIES"]
 
-#: Family modules, one per seed document, in the order of issue 4 (FlexCore's, seed 000, is
-#: not written yet).
-FAMILIES = ("csrc", "flex", "dp", "vmkit")
+#: Family modules, one per seed document, in the order of issue 4.
+FAMILIES = ("flexcore", "csrc", "flex", "dp", "vmkit")
 
 
 def registry() -> dict[str, Reproduction]:
