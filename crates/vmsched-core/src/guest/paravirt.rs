@@ -294,7 +294,7 @@ impl World {
         }
         let mut send = Vec::new();
         for u in targets {
-            if self.vcpus[u].run == RunState::Runnable {
+            if self.vcpus[u].steal_preempted {
                 self.vcpus[u].flush_pending = true;
             } else {
                 send.push(u);
@@ -308,7 +308,7 @@ impl World {
         if !self.vms[self.vcpus[sender].vm].pv.sched_yield {
             return;
         }
-        if let Some(&u) = targets.iter().find(|&&u| self.vcpus[u].run == RunState::Runnable && self.vcpus[u].cur.is_some()) {
+        if let Some(&u) = targets.iter().find(|&&u| self.vcpus[u].steal_preempted && self.vcpus[u].cur.is_some()) {
             self.request_directed_yield(sender, u);
         }
     }
