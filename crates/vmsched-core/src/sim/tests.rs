@@ -208,6 +208,35 @@ fn paravirt_spinlock_waiters_halt_and_are_kicked() {
     }
 }
 
+/// KVM reports a vCPU preempted in steal time (what pv TLB flush and `vcpu_is_preempted` read)
+/// only if it was descheduled while runnable at an instruction boundary, i.e. through a host
+/// interrupt exit: a vCPU that gave its pCPU away from a PLE exit is descheduled runnable
+/// (`vcpu->preempted`) but not reported, and neither is a halted vCPU or one woken from halt
+/// that waits for a pCPU (x86.c `kvm_steal_time_set_preempted`). Sampled every 0.5 ms over
+/// 200 ms of the sync-heavy case, where all kinds occur (seed 1: 716 reported, 75 yielded, 2003
+/// woken-and-waiting samples).
+#[test]
+fn only_vcpus_preempted_by_the_host_are_reported_preempted_to_the_guest() {
+    let sc = from_toml_str(&with_guest(SYNC_2VM, "{ paravirt = { tlb_flush = true } }")).unwrap();
+    let mut sim = Simulation::new(&sc, &Overrides { scheduler: Some("cfs".into()), seed: None, check: true }).unwrap();
+    let (mut reported, mut yielded_unreported, mut woken) = (0, 0, 0);
+    for step in 1..=400 {
+        sim.run_until(step * 500_000).unwrap();
+        for vc in &sim.w.vcpus {
+            match (vc.run, vc.preempted, vc.steal_preempted) {
+                (RunState::Runnable, true, true) => reported += 1,
+                (RunState::Runnable, true, false) => yielded_unreported += 1,
+                (RunState::Runnable, false, _) => woken += 1,
+                _ => {}
+            }
+            if vc.run == RunState::Blocked {
+                assert!(!vc.steal_preempted, "a halted vCPU is never reported preempted");
+            }
+        }
+    }
+    assert!(reported > 0 && yielded_unreported > 0 && woken > 0, "reported {reported}, yielded {yielded_unreported}, woken {woken}");
+}
+
 fn run_seeded(text: &str, scheduler: &str, seed: u64) -> Results {
     let sc = from_toml_str(text).expect("scenario parses");
     let ov = Overrides { scheduler: Some(scheduler.to_string()), seed: Some(seed), check: true };
