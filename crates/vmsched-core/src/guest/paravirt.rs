@@ -30,15 +30,32 @@
 //!     the cache), so the budget is `spin_loops x pause_cycles` of guest execution; it runs
 //!     down only while the guest executes (not during exits, PLE exits included, or while
 //!     the vCPU is descheduled).
-//! - pv TLB flush (`kvm_flush_tlb_multi`): shootdown targets whose vCPU is preempted are not
-//!   sent an IPI; the flush is done when that vCPU next runs.
+//!   - `kvm_wait` halts with `safe_halt` when interrupts are enabled (the spinlock sections
+//!     here are plain `spin_lock`): an interrupt, such as a TLB-shootdown IPI to the halted
+//!     waiter's vCPU (its thread keeps the mm loaded, so it stays in `mm_cpumask`), wakes the
+//!     vCPU, the handler runs, `kvm_wait` returns and the waiter spins a fresh round
+//!     (`pv_wait_node` / `pv_wait_head_or_lock` loop).
+//! - pv TLB flush (`kvm_flush_tlb_multi`): a shootdown target whose steal-time `preempted`
+//!   byte has `KVM_VCPU_PREEMPTED` is not sent an IPI; the host flushes it when it next runs
+//!   (`record_steal_time`). The host sets that byte (`kvm_arch_vcpu_put` →
+//!   `kvm_steal_time_set_preempted`) only when `vcpu->preempted` (descheduled while runnable,
+//!   `kvm_sched_out`) *and* the last exit was at an instruction boundary, which KVM grants only
+//!   to external-interrupt exits (`at_instruction_boundary`, vmx.c
+//!   `handle_external_interrupt_irqoff`, svm.c `svm_handle_exit_irqoff`; commit 6cd88243c7e0,
+//!   Linux 6.0 and stable). So a vCPU preempted by the host tick or a remote reschedule is
+//!   skipped, but a halted vCPU, a vCPU woken from halt that waits for a pCPU, and a vCPU that
+//!   gave its pCPU away from a PLE exit (`kvm_vcpu_on_spin`) or a hypercall yield are sent the
+//!   IPI (`VcpuState::steal_preempted`).
 //! - pv sched yield (`kvm_smp_send_call_func_ipi`): after sending call IPIs, the sender yields
-//!   to the first target that is preempted and was running a thread.
+//!   to the first target that is not idle and `vcpu_is_preempted` (the same steal-time flag).
 //!
 //! Leaves out: the lock hash table's cost, the qspinlock tail-code bookkeeping (nesting), the
 //! short window between `clear_pending` and `set_pending` of a head that spins another
 //! round, halt polling inside the guest, `vcpu_is_preempted` in `pv_wait_early` (only in some
-//! kernel versions; the upstream check is the predecessor's halted state).
+//! kernel versions; the upstream check is the predecessor's halted state), spinlocks taken
+//! with interrupts disabled (`kvm_wait` then uses `halt()` and a pending IPI does not wake the
+//! vCPU, `kvm_vcpu_has_events` needs `kvm_arch_interrupt_allowed`), the `pv_unhalted` latch
+//! of a kick that reaches a vCPU not (yet) halted (its next HLT would return at once).
 
 use crate::engine::Ns;
 use crate::host::ExitReason;
@@ -294,7 +311,7 @@ impl World {
         }
         let mut send = Vec::new();
         for u in targets {
-            if self.vcpus[u].run == RunState::Runnable {
+            if self.vcpus[u].steal_preempted {
                 self.vcpus[u].flush_pending = true;
             } else {
                 send.push(u);
@@ -308,7 +325,7 @@ impl World {
         if !self.vms[self.vcpus[sender].vm].pv.sched_yield {
             return;
         }
-        if let Some(&u) = targets.iter().find(|&&u| self.vcpus[u].run == RunState::Runnable && self.vcpus[u].cur.is_some()) {
+        if let Some(&u) = targets.iter().find(|&&u| self.vcpus[u].steal_preempted && self.vcpus[u].cur.is_some()) {
             self.request_directed_yield(sender, u);
         }
     }

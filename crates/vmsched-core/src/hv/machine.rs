@@ -321,6 +321,7 @@ impl World {
         } else {
             if let Some(v) = prev {
                 self.deschedule(v, prev_runnable);
+                self.vcpus[v].steal_preempted = prev_runnable && why != Reason::Yield;
             }
             match d.next {
                 Some(n) => {
@@ -403,6 +404,7 @@ impl World {
         vc.refill_debt_ns += refill;
         vc.preempted = false;
         vc.preempted_in_kernel = false;
+        vc.steal_preempted = false;
         vc.ple_spun_ns = 0;
         if was_out && ple.grow > 1 {
             vc.ple_window_cycles = shrink_window(vc.ple_window_cycles, ple.window_cycles, ple.shrink);

@@ -3,7 +3,8 @@
 //! Checks: a pCPU runs at most one vCPU and a vCPU runs on at most one pCPU (and both sides
 //! agree); a guest thread is current on at most one vCPU and queued at most once; spinlock
 //! ownership matches what the holder is doing and every ticket waiter is spinning on that
-//! lock; every armed timer lies in the future; each running vCPU's accounted time matches its
+//! lock; a vCPU reported preempted to its guest (steal time) is preempted and not running;
+//! every armed timer lies in the future; each running vCPU's accounted time matches its
 //! segment start; at the end, every pCPU's idle + hypervisor + guest time equals the
 //! simulated time exactly.
 
@@ -42,6 +43,9 @@ impl World {
                 if vc.seg_start > now {
                     return Err(format!("vcpu {v}: accounting segment starts in the future"));
                 }
+            }
+            if vc.steal_preempted && !(vc.preempted && matches!(vc.run, RunState::Runnable | RunState::Offline)) {
+                return Err(format!("vcpu {v} reported preempted to its guest while {:?}", vc.run));
             }
             if !vc.online && (vc.cur.is_some() || !vc.runq.is_empty()) {
                 return Err(format!("offline vcpu {v} holds guest threads"));

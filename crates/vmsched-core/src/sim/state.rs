@@ -109,6 +109,13 @@ pub struct Vcpu {
     /// KVM flags: descheduled while runnable, and whether it was then in guest kernel mode.
     pub preempted: bool,
     pub preempted_in_kernel: bool,
+    /// `steal_time.preempted & KVM_VCPU_PREEMPTED` as the guest reads it (`vcpu_is_preempted`,
+    /// pv TLB flush): set when descheduled while runnable *at an instruction boundary*, i.e.
+    /// preempted through a host interrupt exit (tick, remote reschedule), not when it yielded
+    /// from a PLE or hypercall exit (x86.c `kvm_steal_time_set_preempted` checks
+    /// `at_instruction_boundary`, set only on external-interrupt exits, commit 6cd88243c7e0,
+    /// Linux 6.0 and stable); cleared when it next runs (`record_steal_time`).
+    pub steal_preempted: bool,
     /// Accounting.
     pub t: TimeBuckets,
     pub run_ns: Ns,
@@ -160,6 +167,7 @@ impl Vcpu {
             ple_spun_ns: 0,
             preempted: false,
             preempted_in_kernel: false,
+            steal_preempted: false,
             t: TimeBuckets::default(),
             run_ns: 0,
             steal_ns: 0,

@@ -208,6 +208,67 @@ fn paravirt_spinlock_waiters_halt_and_are_kicked() {
     }
 }
 
+/// KVM reports a vCPU preempted in steal time (what pv TLB flush and `vcpu_is_preempted` read)
+/// only if it was descheduled while runnable at an instruction boundary, i.e. through a host
+/// interrupt exit: a vCPU that gave its pCPU away from a PLE exit is descheduled runnable
+/// (`vcpu->preempted`) but not reported, and neither is a halted vCPU or one woken from halt
+/// that waits for a pCPU (x86.c `kvm_steal_time_set_preempted`). Sampled every 0.5 ms over
+/// 200 ms of the sync-heavy case, where all kinds occur (seed 1: 716 reported, 75 yielded, 2003
+/// woken-and-waiting samples).
+#[test]
+fn only_vcpus_preempted_by_the_host_are_reported_preempted_to_the_guest() {
+    let sc = from_toml_str(&with_guest(SYNC_2VM, "{ paravirt = { tlb_flush = true } }")).unwrap();
+    let mut sim = Simulation::new(&sc, &Overrides { scheduler: Some("cfs".into()), seed: None, check: true }).unwrap();
+    let (mut reported, mut yielded_unreported, mut woken) = (0, 0, 0);
+    for step in 1..=400 {
+        sim.run_until(step * 500_000).unwrap();
+        for vc in &sim.w.vcpus {
+            match (vc.run, vc.preempted, vc.steal_preempted) {
+                (RunState::Runnable, true, true) => reported += 1,
+                (RunState::Runnable, true, false) => yielded_unreported += 1,
+                (RunState::Runnable, false, _) => woken += 1,
+                _ => {}
+            }
+            if vc.run == RunState::Blocked {
+                assert!(!vc.steal_preempted, "a halted vCPU is never reported preempted");
+            }
+        }
+    }
+    assert!(reported > 0 && yielded_unreported > 0 && woken > 0, "reported {reported}, yielded {yielded_unreported}, woken {woken}");
+}
+
+fn run_seeded(text: &str, scheduler: &str, seed: u64) -> Results {
+    let sc = from_toml_str(text).expect("scenario parses");
+    let ov = Overrides { scheduler: Some(scheduler.to_string()), seed: Some(seed), check: true };
+    Simulation::new(&sc, &ov).expect("scenario builds").run().expect("no invariant violated")
+}
+
+/// Issue 3 acceptance: pv spinlocks shorten the sync-heavy two-VM case on `cfs`. The case is
+/// dominated by IPI waiting, so the gain is a few per cent and varies from seed to seed
+/// (0.6-14 % per VM over seeds 1-6); the claim is on the mean over seeds, against native
+/// qspinlock (FIFO hand-off) with the same seeds.
+#[test]
+fn paravirt_spinlocks_shorten_the_sync_heavy_case_on_cfs_on_average_over_seeds() {
+    let plain = with_guest(SYNC_2VM, "{ spinlock = \"queued\" }");
+    let pv = with_guest(SYNC_2VM, "{ spinlock = \"queued\", paravirt = { spinlock = true } }");
+    let seeds = 1..=6u64;
+    let n = seeds.clone().count() as f64;
+    let (mut c_plain, mut c_pv, mut lwp_plain, mut lwp_pv) = ([0.0; 2], [0.0; 2], 0, 0);
+    for seed in seeds {
+        let (a, b) = (run_seeded(&plain, "cfs", seed), run_seeded(&pv, "cfs", seed));
+        for vm in 0..2 {
+            c_plain[vm] += completion(&a, vm) / n;
+            c_pv[vm] += completion(&b, vm) / n;
+            lwp_plain += a.vms[vm].lock_waiter_preemptions;
+            lwp_pv += b.vms[vm].lock_waiter_preemptions;
+        }
+    }
+    for vm in 0..2 {
+        assert!(c_pv[vm] < c_plain[vm], "vm{vm}: mean completion pv {:.1} ms vs native {:.1} ms", c_pv[vm] / 1e6, c_plain[vm] / 1e6);
+    }
+    assert!(lwp_pv < lwp_plain, "lock-waiter preemptions pv {lwp_pv} vs native {lwp_plain}");
+}
+
 /// Hybrid pv qspinlock: while the MCS queue head has not set the pending bit (its vCPU has not
 /// run since it became head), running spinners steal the free lock instead of waiting for it,
 /// so fewer releases stall on a descheduled waiter than with native FIFO hand-off.
