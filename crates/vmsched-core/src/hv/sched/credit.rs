@@ -39,6 +39,7 @@
 
 use super::csrc::Csrc;
 use super::flexw::{FlexWAcct, VmUsage};
+use super::switch_causes::{Cause, SwitchCauses};
 use super::{Decision, HvScheduler, Params, Reason, SchedView, TaskletMode};
 use crate::engine::{Ns, NS_PER_MS, NS_PER_US};
 use crate::scenario::ScenarioError;
@@ -92,6 +93,8 @@ pub struct Credit {
     csrc: Option<Csrc>,
     flexw: Option<FlexWAcct>,
     migrations_running: u64,
+    /// Why each context switch happened (seed 001 Figure 12), `switch_causes.rs`.
+    causes: SwitchCauses,
 }
 
 impl Credit {
@@ -130,6 +133,7 @@ impl Credit {
             csrc,
             flexw,
             migrations_running: 0,
+            causes: SwitchCauses::default(),
         })
     }
 
@@ -173,8 +177,11 @@ impl Credit {
         self.insert(q, s);
         if view.is_idle(q) && !self.tickled[q] {
             self.tickled[q] = true;
+            self.causes.request(q, Cause::Wake);
             view.tickle(q);
         }
+        self.causes.clear(p);
+        self.causes.count(Cause::Yield, true);
         self.units[s].migrating = false;
         self.start_wait(s, now);
         self.end_wait(t, now);
@@ -298,6 +305,7 @@ impl Credit {
         if cur.is_none() || new_pri > self.pri_of(cur) {
             if !self.tickled[p] {
                 self.tickled[p] = true;
+                self.causes.request(p, Cause::Wake);
                 view.tickle(p);
             }
             return;
@@ -305,6 +313,7 @@ impl Credit {
         let n = view.n_pcpus();
         if let Some(q) = (1..n).map(|i| (p + i) % n).find(|&q| view.allowed(v, q) && self.idle_for_pick(view, q)) {
             self.tickled[q] = true;
+            self.causes.request(q, Cause::Wake);
             view.tickle(q);
         }
     }
@@ -351,6 +360,7 @@ impl Credit {
                 // the unit is flagged `_VPF_migrating` and its pCPU reschedules.
                 self.units[v].migrating = true;
                 self.migrations_running += 1;
+                self.causes.request(p, Cause::TickMigrate);
                 view.tickle(p);
             }
         }
@@ -466,6 +476,7 @@ impl Credit {
             if self.units[v].parked {
                 self.remove(v);
                 if let RunState::Running(p) = view.vcpus[v].run {
+                    self.causes.request(p, Cause::Park);
                     view.tickle(p);
                 }
             }
@@ -506,6 +517,7 @@ impl HvScheduler for Credit {
         self.runq = vec![Vec::new(); n];
         self.tickled = vec![false; n];
         self.last_lb = vec![0; n];
+        self.causes = SwitchCauses::new(n);
         for p in 0..n {
             view.arm(p as u64, self.tick_ns);
         }
@@ -548,6 +560,9 @@ impl HvScheduler for Credit {
         if let Some(s) = d.next {
             self.end_wait(s, now);
         }
+        // A switch as the machine counts it: to another vCPU, or to the idle vCPU for tasklets.
+        let switched = (why == Reason::Tasklet && prev.is_some()) || (d.next.is_some() && d.next != prev);
+        self.causes.decided(p, why, prev.is_some(), switched);
         d
     }
 
@@ -570,6 +585,7 @@ impl HvScheduler for Credit {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut c = vec![("credit_migrate_running", self.migrations_running)];
+        c.extend(self.causes.counters());
         if let Some(f) = &self.flexw {
             c.push(("flexw_updates", f.updates));
             c.push(("flexw_resets", f.resets));
