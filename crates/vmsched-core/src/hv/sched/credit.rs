@@ -560,8 +560,9 @@ impl HvScheduler for Credit {
         if let Some(s) = d.next {
             self.end_wait(s, now);
         }
-        // A switch as the machine counts it: to another vCPU, or to the idle vCPU for tasklets.
-        let switched = (why == Reason::Tasklet && prev.is_some()) || (d.next.is_some() && d.next != prev);
+        // A switch as the machine counts it (Xen's `sched_ctx`): whenever prev != next, the
+        // idle vCPU included.
+        let switched = d.next != prev;
         self.causes.decided(p, why, prev.is_some(), switched);
         d
     }
@@ -669,6 +670,12 @@ impl Credit {
                 if let Some(c) = &mut self.csrc {
                     c.record_switch(p, now);
                 }
+            }
+        }
+        if snext.is_none() && prev.is_some() {
+            // The blocked unit leaves the pCPU to the idle vCPU: a switch too.
+            if let Some(c) = &mut self.csrc {
+                c.record_switch(p, now);
             }
         }
         Decision { next: snext, slice_ns: snext.map(|_| self.tslice_ns) }

@@ -7,7 +7,9 @@
 //! - `tasklet`: tasklet work queued by a device interrupt (`tasklet_enqueue` raises
 //!   SCHEDULE_SOFTIRQ, seed 001 Table 2): the switch into the idle vCPU, and the switch out
 //!   of it when `do_tasklet` has drained the list and raised SCHEDULE_SOFTIRQ again;
-//! - `block`: the running vCPU blocked (HLT, `vcpu_block` → `raise_softirq(SCHEDULE_SOFTIRQ)`);
+//! - `block`: the running vCPU blocked (HLT, `vcpu_block` → `raise_softirq(SCHEDULE_SOFTIRQ)`),
+//!   and the pCPU switched to a queued vCPU or to the idle vCPU (Xen's `sched_ctx` counts
+//!   both, common/schedule.c `schedule`);
 //! - `yield`: the running vCPU yielded (PAUSE-loop exit or `SCHEDOP_yield`), or FlexS switched
 //!   it out on a spin detection;
 //! - `wake`: credit tickled the pCPU for a woken vCPU (`__runq_tickle` →
