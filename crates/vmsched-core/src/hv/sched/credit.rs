@@ -33,6 +33,8 @@
 //!   runs (`tasklet = "idle_vcpu"`, Xen 4.1's tasklets, the default, or `"softirq"`, the
 //!   seed's dynamically-allocable tasklets; the machinery is in `hv/tasklet.rs`), and the
 //!   context-switch rate controller (`csrc = true`, `csrc.rs`).
+//! - the cause of every context switch it makes and the VM exit it happens in (seed 001
+//!   Figure 12), counted in `switch_causes.rs` and reported as `credit_cs_*` counters.
 //!
 //! Leaves out: SMT idle-neighbour scoring in `_csched_cpu_pick` (same socket first instead), soft affinity, cpupools, `vcpu_migration_delay` (default 0 anyway).
 //! Runqueues are re-sorted right after accounting instead of at each pCPU's next tick.
