@@ -328,7 +328,14 @@ impl World {
                     self.pcpus[p].context_switches += 1;
                     self.dispatch(n, p);
                 }
-                None => self.pcpu_idle_start(p),
+                None => {
+                    // A switch to the idle vCPU is a context switch too (Xen's `sched_ctx`
+                    // counts every `schedule` with prev != next, common/schedule.c).
+                    if prev.is_some() {
+                        self.pcpus[p].context_switches += 1;
+                    }
+                    self.pcpu_idle_start(p)
+                }
             }
         }
         let pc = &mut self.pcpus[p];

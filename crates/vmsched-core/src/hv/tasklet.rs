@@ -105,8 +105,6 @@ impl World {
             (TaskletMode::IdleVcpu, Some(_)) => {
                 self.schedule(p, Reason::Tasklet);
                 debug_assert!(self.pcpus[p].cur.is_none(), "tasklet work must run in the idle vCPU");
-                // The switch to the idle vCPU counts as a context switch (seed 001 Table 1).
-                self.pcpus[p].context_switches += 1;
                 self.start_tasklets(p, now + self.costs.world_switch_ns + tasklet_ns);
             }
             (TaskletMode::IdleVcpu, None) => {

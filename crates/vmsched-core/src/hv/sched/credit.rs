@@ -33,12 +33,15 @@
 //!   runs (`tasklet = "idle_vcpu"`, Xen 4.1's tasklets, the default, or `"softirq"`, the
 //!   seed's dynamically-allocable tasklets; the machinery is in `hv/tasklet.rs`), and the
 //!   context-switch rate controller (`csrc = true`, `csrc.rs`).
+//! - the cause of every context switch it makes and the VM exit it happens in (seed 001
+//!   Figure 12), counted in `switch_causes.rs` and reported as `credit_cs_*` counters.
 //!
 //! Leaves out: SMT idle-neighbour scoring in `_csched_cpu_pick` (same socket first instead), soft affinity, cpupools, `vcpu_migration_delay` (default 0 anyway).
 //! Runqueues are re-sorted right after accounting instead of at each pCPU's next tick.
 
 use super::csrc::Csrc;
 use super::flexw::{FlexWAcct, VmUsage};
+use super::switch_causes::{Cause, SwitchCauses};
 use super::{Decision, HvScheduler, Params, Reason, SchedView, TaskletMode};
 use crate::engine::{Ns, NS_PER_MS, NS_PER_US};
 use crate::scenario::ScenarioError;
@@ -92,6 +95,8 @@ pub struct Credit {
     csrc: Option<Csrc>,
     flexw: Option<FlexWAcct>,
     migrations_running: u64,
+    /// Why each context switch happened (seed 001 Figure 12), `switch_causes.rs`.
+    causes: SwitchCauses,
 }
 
 impl Credit {
@@ -130,6 +135,7 @@ impl Credit {
             csrc,
             flexw,
             migrations_running: 0,
+            causes: SwitchCauses::default(),
         })
     }
 
@@ -173,8 +179,11 @@ impl Credit {
         self.insert(q, s);
         if view.is_idle(q) && !self.tickled[q] {
             self.tickled[q] = true;
+            self.causes.request(q, Cause::Wake);
             view.tickle(q);
         }
+        self.causes.clear(p);
+        self.causes.count(Cause::Yield, true);
         self.units[s].migrating = false;
         self.start_wait(s, now);
         self.end_wait(t, now);
@@ -298,6 +307,7 @@ impl Credit {
         if cur.is_none() || new_pri > self.pri_of(cur) {
             if !self.tickled[p] {
                 self.tickled[p] = true;
+                self.causes.request(p, Cause::Wake);
                 view.tickle(p);
             }
             return;
@@ -305,6 +315,7 @@ impl Credit {
         let n = view.n_pcpus();
         if let Some(q) = (1..n).map(|i| (p + i) % n).find(|&q| view.allowed(v, q) && self.idle_for_pick(view, q)) {
             self.tickled[q] = true;
+            self.causes.request(q, Cause::Wake);
             view.tickle(q);
         }
     }
@@ -351,6 +362,7 @@ impl Credit {
                 // the unit is flagged `_VPF_migrating` and its pCPU reschedules.
                 self.units[v].migrating = true;
                 self.migrations_running += 1;
+                self.causes.request(p, Cause::TickMigrate);
                 view.tickle(p);
             }
         }
@@ -466,6 +478,7 @@ impl Credit {
             if self.units[v].parked {
                 self.remove(v);
                 if let RunState::Running(p) = view.vcpus[v].run {
+                    self.causes.request(p, Cause::Park);
                     view.tickle(p);
                 }
             }
@@ -506,6 +519,7 @@ impl HvScheduler for Credit {
         self.runq = vec![Vec::new(); n];
         self.tickled = vec![false; n];
         self.last_lb = vec![0; n];
+        self.causes = SwitchCauses::new(n);
         for p in 0..n {
             view.arm(p as u64, self.tick_ns);
         }
@@ -548,6 +562,10 @@ impl HvScheduler for Credit {
         if let Some(s) = d.next {
             self.end_wait(s, now);
         }
+        // A switch as the machine counts it (Xen's `sched_ctx`): whenever prev != next, the
+        // idle vCPU included.
+        let switched = d.next != prev;
+        self.causes.decided(p, why, prev.is_some(), switched);
         d
     }
 
@@ -570,6 +588,7 @@ impl HvScheduler for Credit {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut c = vec![("credit_migrate_running", self.migrations_running)];
+        c.extend(self.causes.counters());
         if let Some(f) = &self.flexw {
             c.push(("flexw_updates", f.updates));
             c.push(("flexw_resets", f.resets));
@@ -653,6 +672,12 @@ impl Credit {
                 if let Some(c) = &mut self.csrc {
                     c.record_switch(p, now);
                 }
+            }
+        }
+        if snext.is_none() && prev.is_some() {
+            // The blocked unit leaves the pCPU to the idle vCPU: a switch too.
+            if let Some(c) = &mut self.csrc {
+                c.record_switch(p, now);
             }
         }
         Decision { next: snext, slice_ns: snext.map(|_| self.tslice_ns) }

@@ -7,9 +7,10 @@
 //!    and is still runnable.
 //!
 //! Choices where the seed is vague:
-//! - "context switch" is counted per pCPU as in the seed's Table 1: every switch the
-//!   scheduler makes to a different vCPU, including the switch to the idle vCPU for tasklet
-//!   work (not a switch to plain idle when the current vCPU blocked);
+//! - "context switch" is counted per pCPU as in the seed's Table 1, whose "Sched: context
+//!   switches" is Xen's `sched_ctx` perf counter (common/schedule.c `schedule`: every call
+//!   with prev != next): every switch the scheduler makes to a different vCPU, the idle vCPU
+//!   included (for tasklet work, or when the current vCPU blocked with nothing queued);
 //! - the rate threshold has no value in the seed. The default, 1000 switches/s (10 in a
 //!   10 ms window), is the rate at which every slice would be exactly the 1 ms of criterion 2,
 //!   so both criteria aim at the same minimum slice (estimate);

@@ -18,6 +18,7 @@ pub mod dp;
 pub mod flexs;
 pub mod flexw;
 pub mod rr;
+pub mod switch_causes;
 #[cfg(test)]
 pub(crate) mod testkit;
 
