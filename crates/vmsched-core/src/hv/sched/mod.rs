@@ -9,6 +9,7 @@
 
 pub mod balance;
 pub mod cfs;
+pub mod cfs_bandwidth;
 pub mod credit;
 pub mod credit2;
 pub mod csrc;
@@ -179,6 +180,11 @@ pub trait HvScheduler: Send {
     /// Whether the policy reads the virtual PMU (`VcpuFacts::pmu`): the machine then synthesises
     /// the counters and brings those of running vCPUs up to date before each `timer` call.
     fn reads_pmu(&self) -> bool {
+        false
+    }
+    /// Whether the policy enforces `VmFacts::cap_pct` (Xen caps, CFS bandwidth). Scenarios that
+    /// set `vms[].cap_pct` under a policy that does not are rejected.
+    fn enforces_caps(&self) -> bool {
         false
     }
     /// The scenario's seed, once before `init`, for policies that draw random numbers (streams
