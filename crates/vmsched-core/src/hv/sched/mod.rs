@@ -312,7 +312,7 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
         ),
         (
             "cfs",
-            "Linux CFS as KVM's host scheduler: per-pCPU vruntime, per-VM cgroup weights, wake-up preemption, load balancing, PLE + directed yield",
+            "Linux CFS as KVM's host scheduler: per-pCPU vruntime, per-VM cgroup weights, wake-up preemption, load balancing, PLE + directed yield, CFS bandwidth control for capped VMs",
             "kernel/sched/fair.c, virt/kvm/kvm_main.c; reference §4-5",
         ),
         ("rr", "global round robin with a fixed slice (teaching, cross-checks)", "textbook round robin"),
