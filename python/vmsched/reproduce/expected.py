@@ -298,15 +298,13 @@ GAPS: dict[str, dict[str, str]] = {
             "a 3- or 4-vCPU VM up to 27 % below (measured with the controller version; to re-measure)",
     },
     "flex-parallel": {
-        "on the mix, Flex finishes sooner than balance": "model result since credit migrates a "
-            "running vCPU to an idle pCPU at its tick (csched_unit_acct; before, credit left pCPUs "
-            "idle for seconds and FlexS looked much better): on the mix FlexW alone and balance "
-            "(without cap: cfs has no CPU bandwidth control) both finish sooner than FlexW+FlexS, "
-            "whose 7-9k spin-triggered switches per run do not reduce barrier spin; not yet understood",
         "mix_flex_gain_over_balance_pct":
-            "the model's balance scheduler sits on cfs, which enforces no cap (no CFS bandwidth "
-            "control), so the gain is measured against uncapped balance; the cap is what makes "
-            "balance+cap slow on busy-waiting VMs (credit + cap takes 58.6 s vs credit's 21.3 s)",
+            "model result: balance+cap (balance over cfs, each VM capped at its 4/3-pCPU fair share "
+            "by CFS bandwidth control) finishes the mix in 8.66 s against Flex's 7.88 s (seed 1), a "
+            "9.9 % gain; Flex's edge would come from FlexS handing spinners' slices to the sibling "
+            "the barrier waits for, but in the model that sibling is almost never queued on another "
+            "pCPU (30-66 switches per run; docs/policies.md ## flexs), so Flex is little faster than "
+            "FlexW alone (8.55 s), which balance+cap nearly matches",
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
     "dp-stream": {

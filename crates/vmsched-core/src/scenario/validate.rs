@@ -58,7 +58,18 @@ pub fn validate(sc: &Scenario) -> Res {
     // `hypervisor.params`: each policy knows its own keys and ranges; building it checks them
     // (errors name `hypervisor.params.<key>`).
     let hv = &sc.hypervisor;
-    crate::hv::sched::build(&hv.scheduler, &hv.params, hv.ple.directed_yield)?;
+    let sched = crate::hv::sched::build(&hv.scheduler, &hv.params, hv.ple.directed_yield)?;
+    if !sched.enforces_caps() {
+        if let Some(i) = sc.vms.iter().position(|vm| vm.cap_pct > 0) {
+            return err(
+                format!("vms[{i}].cap_pct"),
+                format!(
+                    "scheduler `{}` cannot enforce a cap (caps: credit, credit2, dp, flex, and CFS bandwidth control in cfs, balance, relaxed_cosched); remove the cap or pick one of those",
+                    hv.scheduler
+                ),
+            );
+        }
+    }
     if let Some(c) = &sc.controller {
         crate::controllers::build(c)?;
     }
@@ -1500,6 +1511,18 @@ threads = 2
 
     fn with_ple(ple: &str) -> String {
         with_tables(&format!("[hypervisor.ple]\n{ple}"), &format!("vcpus = 1\n{HOG}"))
+    }
+
+    #[test]
+    fn a_cap_under_a_scheduler_that_cannot_enforce_it_names_the_field() {
+        for sched in ["gang", "rr"] {
+            let text = with_tables(&format!("[hypervisor]\nscheduler = \"{sched}\""), &format!("vcpus = 2\ncap_pct = 50\n{HOG}"));
+            let e = assert_path(&text, "vms[0].cap_pct");
+            assert!(e.to_string().contains(sched), "{e}");
+        }
+        for sched in ["credit", "cfs", "balance", "relaxed_cosched", "flex"] {
+            accepted(&with_tables(&format!("[hypervisor]\nscheduler = \"{sched}\""), &format!("vcpus = 2\ncap_pct = 50\n{HOG}")));
+        }
     }
 
     #[test]

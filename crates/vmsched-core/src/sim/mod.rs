@@ -412,6 +412,11 @@ impl Simulation {
     fn apply_checked(&mut self, by: &str, actions: &[Action], stats: &HostStats) -> Result<(), ScenarioError> {
         for (i, a) in actions.iter().enumerate() {
             a.validate(stats).map_err(|(field, reason)| ScenarioError::new(format!("actions[{i}].{field}"), reason))?;
+            if let (Action::SetCap { cap_pct, .. }, Some(s)) = (a, &self.w.sched) {
+                if *cap_pct > 0 && !s.enforces_caps() {
+                    return Err(ScenarioError::new(format!("actions[{i}].cap_pct"), format!("scheduler `{}` cannot enforce a cap", s.name())));
+                }
+            }
         }
         let t_ms = self.w.now() as f64 / NS_PER_MS as f64;
         for a in actions {

@@ -542,3 +542,32 @@ fn epcc_and_imb_report_their_figures() {
     let exchange = imb(&DP_IMB.replace("pattern = \"sendrecv\"", "pattern = \"exchange\"").replace("reps = 5000", "reps = 2500"));
     assert!(exchange > 0.0);
 }
+
+/// Two 2-vCPU VMs of hogs on 2 pCPUs for 2 s (fair share 1 pCPU each); the first capped at
+/// `cap_pct`.
+fn capped_pair(scheduler: &str, cap_pct: u32) -> String {
+    format!(
+        "duration_ms = 2000\nseed = 1\n[host]\nsockets = 1\ncores_per_socket = 2\n[hypervisor]\nscheduler = \"{scheduler}\"\n\
+         [[vms]]\nname = \"capped\"\nvcpus = 2\ncap_pct = {cap_pct}\n[[vms.workloads]]\nkind = \"hog\"\n\
+         [[vms]]\nname = \"free\"\nvcpus = 2\n[[vms.workloads]]\nkind = \"hog\"\n"
+    )
+}
+
+#[test]
+fn a_capped_vm_gets_its_cap_under_cfs_bandwidth_control() {
+    // pCPUs' worth of CPU time each VM got over the run.
+    let pcpus = |r: &Results, vm: usize| r.vms[vm].cpu_ns as f64 / 2e9;
+    for sched in ["cfs", "balance"] {
+        let free = run_text(&capped_pair(sched, 0), None);
+        assert!((pcpus(&free, 0) - 1.0).abs() < 0.05, "{sched} uncapped: {:.3} pCPUs", pcpus(&free, 0));
+        for cap in [30u32, 50, 80] {
+            let r = run_text(&capped_pair(sched, cap), None);
+            let (got, want) = (pcpus(&r, 0), cap as f64 / 100.0);
+            eprintln!("{sched} cap {cap}%: capped VM {got:.4} pCPUs, other {:.4}", pcpus(&r, 1));
+            assert!((got - want).abs() <= 0.05 * want, "{sched} cap {cap}%: {got:.3} pCPUs");
+            // Work-conserving: the other VM takes what the capped one may not use.
+            assert!(pcpus(&r, 1) > 2.0 - want - 0.1, "{sched} cap {cap}%: the other VM got {:.3} pCPUs", pcpus(&r, 1));
+            assert!(r.totals.scheduler_counters["cfs_throttles"] > 0);
+        }
+    }
+}

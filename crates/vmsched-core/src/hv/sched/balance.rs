@@ -94,6 +94,10 @@ impl Balance {
 }
 
 impl HvScheduler for Balance {
+    fn enforces_caps(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "balance"
     }
@@ -147,7 +151,9 @@ impl HvScheduler for Balance {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("balance_fallbacks", self.fallbacks)]
+        let mut c = vec![("balance_fallbacks", self.fallbacks)];
+        c.extend(self.inner.counters());
+        c
     }
 }
 

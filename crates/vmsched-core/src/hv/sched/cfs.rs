@@ -31,17 +31,26 @@
 //!   `KVM_HC_SCHED_YIELD`) do nothing when the yielder is alone on its runqueue
 //!   (`single_task_running`).
 //!
+//! - CFS bandwidth control of each VM's cgroup (`cfs_bandwidth.rs`): `vms[].cap_pct` (and the
+//!   controller's `SetCap`, read at every hook) is a whole-VM quota of cap/100 × `cfs_period_us`
+//!   (100 ms); a vCPU thread whose cfs_rq has no runtime left is throttled off its runqueue
+//!   until the period timer refills the pool. Throttled threads do not count as runnable in
+//!   the VM's share split, and load balancing moves no thread onto a throttled cfs_rq
+//!   (`throttled_lb_pair`).
+//!
 //! Leaves out: PELT load averages (instantaneous runnable counts instead), scheduling-domain
-//! hierarchy (one domain over all pCPUs), cache-hot migration resistance, EEVDF (6.6+), CFS
-//! bandwidth control.
+//! hierarchy (one domain over all pCPUs), cache-hot migration resistance, EEVDF (6.6+).
 
+use super::cfs_bandwidth::Bandwidth;
 use super::{Decision, HvScheduler, Params, Reason, SchedView};
-use crate::engine::{Ns, NS_PER_MS};
+use crate::engine::{Ns, NS_PER_MS, NS_PER_US};
 use crate::scenario::ScenarioError;
-use crate::sim::state::{PcpuId, RunState, VcpuId};
+use crate::sim::state::{PcpuId, RunState, VcpuId, VmId};
 
 const NICE_0_LOAD: f64 = 1024.0;
 const BALANCE_TIMER_BASE: u64 = 0;
+/// Period timers of the VMs' bandwidth control, one per VM (below `relaxed_cosched`'s ids).
+const BANDWIDTH_TIMER_BASE: u64 = 1 << 32;
 
 #[derive(Debug, Clone, Default)]
 struct Ent {
@@ -71,6 +80,7 @@ pub struct Cfs {
     balance_interval_ns: Ns,
     dy_attempted: u64,
     dy_successful: u64,
+    bw: Bandwidth,
 }
 
 impl Cfs {
@@ -80,6 +90,10 @@ impl Cfs {
         let wakeup_ms = p.f64("sched_wakeup_granularity_ms", 1.0, 0.0, 1000.0)?;
         let imbalance_pct = p.f64("imbalance_pct", 117.0, 100.0, 1000.0)?;
         let busy_factor = p.f64("busy_factor", 16.0, 1.0, 1000.0)?;
+        // Bandwidth control: cgroup `cpu.cfs_period_us` default 100 ms (`default_cfs_period`;
+        // libvirt `global_period` range 1000-1000000 us), `sched_cfs_bandwidth_slice_us` 5 ms.
+        let cfs_period_us = p.u64("cfs_period_us", 100_000, 1_000, 1_000_000)?;
+        let cfs_bandwidth_slice_us = p.u64("cfs_bandwidth_slice_us", 5_000, 1, 1_000_000)?;
         Ok(Cfs {
             directed_yield,
             latency_ns: latency_ms * NS_PER_MS as f64,
@@ -98,6 +112,7 @@ impl Cfs {
             balance_interval_ns: 0,
             dy_attempted: 0,
             dy_successful: 0,
+            bw: Bandwidth::new(cfs_period_us * NS_PER_US, cfs_bandwidth_slice_us * NS_PER_US),
         })
     }
 
@@ -124,9 +139,10 @@ impl Cfs {
         if let Some(c) = view.pcpu_cur[p] {
             let w = self.weight(view, c);
             let e = &mut self.ents[c];
-            let delta = view.now.saturating_sub(e.exec_start) as f64;
-            e.vruntime += delta * NICE_0_LOAD / w;
+            let ran = view.now.saturating_sub(e.exec_start);
+            e.vruntime += ran as f64 * NICE_0_LOAD / w;
             e.exec_start = view.now;
+            self.bw.charge(view.vcpus[c].vm, p, ran);
         }
         self.update_min_vruntime(view, p);
     }
@@ -167,6 +183,71 @@ impl Cfs {
                 self.active_per_vm[vm] += 1;
             } else {
                 self.active_per_vm[vm] -= 1;
+            }
+        }
+    }
+
+    /// Take up cap changes: the scenario's at start, the controller's `SetCap` later
+    /// (`tg_set_cfs_bandwidth` unthrottles every cfs_rq of the group).
+    fn sync_caps(&mut self, view: &mut SchedView) {
+        for vm in 0..view.vms.len() {
+            let (freed, arm) = self.bw.set_cap(vm, view.vms[vm].cap_pct);
+            if arm {
+                view.arm(BANDWIDTH_TIMER_BASE + vm as u64, view.now + self.bw.period_ns);
+            }
+            for (p, v) in freed {
+                self.set_active(view, v, true);
+                self.place_and_enqueue(view, p, v);
+            }
+        }
+    }
+
+    /// Whether a thread of `vm` waits on `p`'s runqueue.
+    fn vm_queued_on(&self, view: &SchedView, vm: VmId, p: PcpuId) -> bool {
+        self.rq[p].iter().any(|&x| view.vcpus[x].vm == vm)
+    }
+
+    /// `v` waits on `vm`'s throttled cfs_rq on `p`: off the runqueue, out of the share split.
+    fn park(&mut self, view: &SchedView, p: PcpuId, v: VcpuId) {
+        self.ents[v].home = p;
+        self.bw.park(view.vcpus[v].vm, p, v);
+        self.set_active(view, v, false);
+    }
+
+    /// `throttle_cfs_rq`: `vm`'s threads queued on `p` leave the runqueue.
+    fn throttle(&mut self, view: &SchedView, vm: VmId, p: PcpuId) {
+        let vs: Vec<VcpuId> = self.rq[p].iter().copied().filter(|&x| view.vcpus[x].vm == vm).collect();
+        for v in vs {
+            self.dequeue(v);
+            self.park(view, p, v);
+        }
+    }
+
+    /// Queue runnable `v` on `p` as a wake-up (sleeper placement, wake-up preemption); onto a
+    /// throttled cfs_rq it waits unseen.
+    fn place_and_enqueue(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) {
+        self.update_curr(view, p);
+        let home = self.ents[v].home;
+        if home != p {
+            self.ents[v].vruntime += self.min_vruntime[p] - self.min_vruntime[home];
+        }
+        let floor = self.min_vruntime[p] - self.latency_ns / 2.0;
+        let e = &mut self.ents[v];
+        if e.vruntime < floor {
+            e.vruntime = floor;
+        }
+        if self.bw.is_throttled(view.vcpus[v].vm, p) {
+            self.park(view, p, v);
+            return;
+        }
+        self.enqueue(p, v);
+        match view.pcpu_cur[p] {
+            None => view.tickle(p),
+            Some(c) => {
+                let gran = self.wakeup_gran_ns * NICE_0_LOAD / self.weight(view, v);
+                if self.ents[c].vruntime - self.ents[v].vruntime > gran {
+                    view.tickle(p);
+                }
             }
         }
     }
@@ -260,7 +341,7 @@ impl Cfs {
         let mut any = false;
         let cands: Vec<VcpuId> = self.rq[q].iter().rev().copied().collect();
         for v in cands {
-            if !view.allowed(v, p) {
+            if !view.allowed(v, p) || self.bw.is_throttled(view.vcpus[v].vm, p) {
                 continue;
             }
             let w = self.weight(view, v);
@@ -317,57 +398,68 @@ impl HvScheduler for Cfs {
         for p in 0..n {
             view.arm(BALANCE_TIMER_BASE + p as u64, self.balance_interval_ns + p as Ns * 1000);
         }
+        self.bw.init(view.vms.len(), n);
+        self.sync_caps(view);
     }
 
     fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
-        if self.ents[v].on_rq.is_some() {
+        if self.ents[v].on_rq.is_some() || self.bw.is_parked(view.vcpus[v].vm, v) {
             return;
         }
+        self.sync_caps(view);
         self.set_active(view, v, true);
         let p = self.select_rq(view, v);
-        self.update_curr(view, p);
-        let home = self.ents[v].home;
-        if home != p {
-            self.ents[v].vruntime += self.min_vruntime[p] - self.min_vruntime[home];
-        }
-        let floor = self.min_vruntime[p] - self.latency_ns / 2.0;
-        let e = &mut self.ents[v];
-        if e.vruntime < floor {
-            e.vruntime = floor;
-        }
-        self.enqueue(p, v);
-        match view.pcpu_cur[p] {
-            None => view.tickle(p),
-            Some(c) => {
-                let gran = self.wakeup_gran_ns * NICE_0_LOAD / self.weight(view, v);
-                if self.ents[c].vruntime - self.ents[v].vruntime > gran {
-                    view.tickle(p);
-                }
-            }
-        }
+        self.place_and_enqueue(view, p, v);
     }
 
     fn sleep(&mut self, view: &mut SchedView, v: VcpuId) {
-        self.dequeue(v);
+        let vm = view.vcpus[v].vm;
+        let p = self.ents[v].home;
+        if !self.bw.unpark(vm, v) {
+            self.dequeue(v);
+        }
         self.set_active(view, v, false);
+        if view.pcpu_cur[p].map_or(true, |c| view.vcpus[c].vm != vm) && !self.vm_queued_on(view, vm, p) {
+            self.bw.cfs_rq_emptied(vm, p);
+        }
     }
 
     fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
+        self.sync_caps(view);
         self.update_curr(view, p);
         if let Some(v) = prev {
-            if prev_runnable {
+            let vm = view.vcpus[v].vm;
+            if prev_runnable && !self.bw.has_runtime(vm, p) {
+                self.throttle(view, vm, p);
+                self.park(view, p, v);
+            } else if prev_runnable {
                 self.enqueue(p, v);
                 if why == Reason::Yield {
                     self.skip_buddy[p] = Some(v);
                 }
             } else {
                 self.set_active(view, v, false);
+                if !self.vm_queued_on(view, vm, p) {
+                    self.bw.cfs_rq_emptied(vm, p);
+                }
             }
         }
         if self.rq[p].is_empty() {
             self.balance(view, p, true);
         }
-        let next = self.pick(view, p);
+        // `pick_next_task_fair`: an entity whose cfs_rq has no runtime left throttles it
+        // (`check_cfs_rq_runtime`) and the pick starts again.
+        let next = loop {
+            let Some(v) = self.pick(view, p) else { break None };
+            let vm = view.vcpus[v].vm;
+            if self.bw.has_runtime(vm, p) {
+                break Some(v);
+            }
+            self.throttle(view, vm, p);
+            if self.rq[p].is_empty() {
+                self.balance(view, p, true);
+            }
+        };
         if let Some(v) = next {
             self.dequeue(v);
             self.ents[v].exec_start = view.now;
@@ -375,12 +467,27 @@ impl HvScheduler for Cfs {
         let slice = next.map(|v| {
             let nr = self.rq[p].len() + 1;
             let total: f64 = self.rq[p].iter().map(|&x| self.weight(view, x)).sum::<f64>() + self.weight(view, v);
-            ((self.period(nr) * self.weight(view, v) / total.max(1.0)).max(self.min_gran_ns)) as Ns
+            let slice = ((self.period(nr) * self.weight(view, v) / total.max(1.0)).max(self.min_gran_ns)) as Ns;
+            // A capped VM's thread runs at most until its cfs_rq's local runtime is used up.
+            self.bw.local_left_ns(view.vcpus[v].vm, p).map_or(slice, |left| slice.min(left.max(1)))
         });
         Decision { next, slice_ns: slice }
     }
 
     fn timer(&mut self, view: &mut SchedView, id: u64) {
+        self.sync_caps(view);
+        if id >= BANDWIDTH_TIMER_BASE {
+            // `sched_cfs_period_timer`: refill the VM's pool, unthrottle what it pays for.
+            let (freed, rearm) = self.bw.period_timer((id - BANDWIDTH_TIMER_BASE) as VmId);
+            for (p, v) in freed {
+                self.set_active(view, v, true);
+                self.place_and_enqueue(view, p, v);
+            }
+            if rearm {
+                view.arm(id, view.now + self.bw.period_ns);
+            }
+            return;
+        }
         let p = (id - BALANCE_TIMER_BASE) as PcpuId;
         self.update_curr(view, p);
         let moved = self.balance(view, p, false);
@@ -471,6 +578,18 @@ impl HvScheduler for Cfs {
     fn yield_stats(&self) -> (u64, u64) {
         (self.dy_attempted, self.dy_successful)
     }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        if self.bw.used {
+            vec![("cfs_throttles", self.bw.throttles), ("cfs_unthrottles", self.bw.unthrottles)]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn enforces_caps(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
@@ -480,6 +599,87 @@ mod tests {
     use std::collections::BTreeMap;
 
     const MS: Ns = NS_PER_MS;
+
+    fn cfs() -> Cfs {
+        Cfs::from_params(&mut Params::new(&BTreeMap::new()), true).unwrap()
+    }
+
+    /// Drive pCPU 0 through `to` the way the machine does: a decision at every slice end.
+    fn run_slices(k: &mut Kit, s: &mut Cfs, to: Ns) {
+        while k.now < to {
+            let left = k.running_on(0).and_then(|_| s.bw.local_left_ns(0, 0)).unwrap_or(MS);
+            let next = (k.now + left.max(1)).min(to);
+            k.advance(s, next);
+            if k.running_on(0).is_some() {
+                k.schedule(s, 0, Reason::Timer);
+            }
+        }
+    }
+
+    #[test]
+    fn a_capped_vm_is_throttled_at_its_quota_and_unthrottled_at_the_period_refresh() {
+        // 1 pCPU, one 1-vCPU VM capped at 30 %: quota 30 ms per 100 ms period.
+        let mut k = Kit::new(1, &[1]);
+        k.vms[0].cap_pct = 30;
+        let mut s = cfs();
+        k.init(&mut s);
+        k.wake(&mut s, 0);
+        assert_eq!(k.running_on(0), Some(0));
+        assert_eq!(s.bw.local_left_ns(0, 0), Some(5 * MS), "runs on 5 ms slices of local runtime");
+        run_slices(&mut k, &mut s, 29 * MS);
+        assert_eq!(k.running_on(0), Some(0), "still within the quota at 29 ms");
+        run_slices(&mut k, &mut s, 31 * MS);
+        assert_eq!(k.running_on(0), None, "throttled once 30 ms are used");
+        assert_eq!(k.vcpus[0].run, RunState::Runnable, "throttled, not blocked");
+        assert_eq!(s.bw.throttles, 1);
+        // Nothing changes until the period timer refills the pool at 100 ms.
+        k.advance(&mut s, 99 * MS);
+        assert_eq!(k.running_on(0), None);
+        k.advance(&mut s, 100 * MS);
+        assert_eq!(k.running_on(0), Some(0), "unthrottled by the period timer");
+        assert_eq!(s.bw.unthrottles, 1);
+        run_slices(&mut k, &mut s, 200 * MS);
+        assert_eq!(s.bw.throttles, 2, "throttled again 30 ms into the second period");
+    }
+
+    #[test]
+    fn a_throttled_vm_leaves_the_pcpu_to_others_and_its_waking_threads_wait() {
+        // 1 pCPU: VM 0 (2 vCPUs) capped at 20 %, VM 1 uncapped.
+        let mut k = Kit::new(1, &[2, 1]);
+        k.vms[0].cap_pct = 20;
+        let mut s = cfs();
+        k.init(&mut s);
+        k.wake(&mut s, 0);
+        run_slices(&mut k, &mut s, 21 * MS);
+        assert_eq!(k.running_on(0), None, "20 ms used: throttled");
+        k.wake(&mut s, 2);
+        assert_eq!(k.running_on(2), Some(0), "the uncapped VM runs");
+        k.wake(&mut s, 1);
+        assert!(s.queued_on(1).is_none() && s.bw.is_parked(0, 1), "a sibling waking onto the throttled cfs_rq waits off the runqueue");
+        k.advance(&mut s, 100 * MS);
+        for v in [0, 1] {
+            assert!(k.running_on(v).is_some() || s.queued_on(v).is_some(), "vCPU {v} back on the runqueue after the refresh");
+        }
+    }
+
+    #[test]
+    fn a_cap_set_or_lifted_at_run_time_takes_effect() {
+        let mut k = Kit::new(1, &[1]);
+        let mut s = cfs();
+        k.init(&mut s);
+        k.wake(&mut s, 0);
+        run_slices(&mut k, &mut s, 50 * MS);
+        assert_eq!(s.bw.local_left_ns(0, 0), None, "no cap, no bandwidth control");
+        // The controller's SetCap: 10 % from 50 ms on (a fresh 10 ms pool).
+        k.vms[0].cap_pct = 10;
+        k.schedule(&mut s, 0, Reason::Timer);
+        run_slices(&mut k, &mut s, 61 * MS);
+        assert_eq!(k.running_on(0), None, "throttled after 10 ms under the new cap");
+        // Lifting the cap unthrottles at the next scheduler hook.
+        k.vms[0].cap_pct = 0;
+        k.advance(&mut s, 70 * MS);
+        assert_eq!(k.running_on(0), Some(0));
+    }
 
     #[test]
     fn a_thread_waking_on_another_runqueue_keeps_its_lag_not_its_absolute_vruntime() {

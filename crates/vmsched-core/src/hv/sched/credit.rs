@@ -492,6 +492,10 @@ impl Credit {
 }
 
 impl HvScheduler for Credit {
+    fn enforces_caps(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "credit"
     }

@@ -665,6 +665,10 @@ impl Credit2 {
 }
 
 impl HvScheduler for Credit2 {
+    fn enforces_caps(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "credit2"
     }

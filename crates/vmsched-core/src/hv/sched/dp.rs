@@ -240,6 +240,10 @@ impl Dp {
 }
 
 impl HvScheduler for Dp {
+    fn enforces_caps(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "dp"
     }

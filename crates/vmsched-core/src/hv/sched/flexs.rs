@@ -16,7 +16,9 @@
 //!   false positives);
 //! - a detected spinner yields its pCPU: two of its VM's other vCPUs are drawn at random and
 //!   those queued on another pCPU's runqueue (and allowed on this pCPU, with the spinner allowed
-//!   there) are candidates ("only try twice when looking for siblings to switch — the power of
+//!   there) whose own estimate, from when they last ran, does not show a spin loop are
+//!   candidates (the seed switches in a sibling "that is doing useful work"; one preempted
+//!   mid-spin would only carry the spin over) ("only try twice when looking for siblings to switch — the power of
 //!   two choices"); the better candidate — higher credit priority, then the one runnable and
 //!   waiting the longest — runs on the spinner's pCPU for the rest of the spinner's slice, and
 //!   the spinner takes its place in the other runqueue (`Credit::switch_with`, the seed's
@@ -183,10 +185,18 @@ impl FlexS {
         view.arm(SAMPLE_TIMER, view.now + self.sample_ns);
     }
 
+    /// Whether `t`'s counters, as last sampled while it ran, showed a spin loop: it was
+    /// preempted busy-waiting, so switching it in would only move the spin (the seed switches
+    /// in a sibling "that is doing useful work"). Cleared with the estimates every `reset_ms`.
+    fn last_seen_spinning(&self, t: VcpuId) -> bool {
+        let e = &self.est[t];
+        e.instructions > 0.0 && self.detector.looks_like_spin(e.bpi(), e.bmpr())
+    }
+
     /// Whether `t` could take over from spinner `s` on `p`: queued on another pCPU, both allowed
     /// where they would go, not parked by a cap.
     fn switchable(&self, view: &SchedView, p: PcpuId, s: VcpuId, t: VcpuId) -> Option<PcpuId> {
-        if view.vcpus[t].run != RunState::Runnable || self.credit.parked(t) {
+        if view.vcpus[t].run != RunState::Runnable || self.credit.parked(t) || self.last_seen_spinning(t) {
             return None;
         }
         let q = self.credit.queued_on(t)?;
@@ -225,6 +235,10 @@ impl FlexS {
 }
 
 impl HvScheduler for FlexS {
+    fn enforces_caps(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "flex"
     }
@@ -453,6 +467,19 @@ mod tests {
     }
 
     #[test]
+    fn a_sibling_last_seen_spinning_is_no_candidate() {
+        let (mut k, mut f) = rig();
+        k.now = 6 * NS_PER_MS;
+        assert_eq!(k.with(|view| f.pick_sibling(view, 0, 0)), Some(1));
+        // vCPU 1 was preempted in a spin loop: its estimate shows one. Only vCPU 2 is left.
+        f.est[1].update(0.5, &window(1_000_000, 0.30, 0.0005));
+        assert_eq!(k.with(|view| f.pick_sibling(view, 0, 0)), Some(2));
+        // The 10 s reset forgets it.
+        f.est[1] = Estimate::default();
+        assert_eq!(k.with(|view| f.pick_sibling(view, 0, 0)), Some(1));
+    }
+
+    #[test]
     fn a_spinner_without_a_sibling_to_switch_with_yields() {
         let (mut k, mut f) = rig();
         k.affinity[1] = Some(vec![1]);
@@ -547,3 +574,4 @@ mod scenario_tests {
         assert_eq!(results_json(&flex), results_json(&run(PARALLEL, "flex")));
     }
 }
+

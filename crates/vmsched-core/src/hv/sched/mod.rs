@@ -9,6 +9,7 @@
 
 pub mod balance;
 pub mod cfs;
+pub mod cfs_bandwidth;
 pub mod credit;
 pub mod credit2;
 pub mod csrc;
@@ -182,6 +183,11 @@ pub trait HvScheduler: Send {
     fn reads_pmu(&self) -> bool {
         false
     }
+    /// Whether the policy enforces `VmFacts::cap_pct` (Xen caps, CFS bandwidth). Scenarios that
+    /// set `vms[].cap_pct` under a policy that does not are rejected.
+    fn enforces_caps(&self) -> bool {
+        false
+    }
     /// The scenario's seed, once before `init`, for policies that draw random numbers (streams
     /// named by identity, `engine::rng`).
     fn set_seed(&mut self, _seed: u64) {}
@@ -307,7 +313,7 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
         ),
         (
             "cfs",
-            "Linux CFS as KVM's host scheduler: per-pCPU vruntime, per-VM cgroup weights, wake-up preemption, load balancing, PLE + directed yield",
+            "Linux CFS as KVM's host scheduler: per-pCPU vruntime, per-VM cgroup weights, wake-up preemption, load balancing, PLE + directed yield, CFS bandwidth control for capped VMs",
             "kernel/sched/fair.c, virt/kvm/kvm_main.c; reference §4-5",
         ),
         ("rr", "global round robin with a fixed slice (teaching, cross-checks)", "textbook round robin"),

@@ -263,6 +263,10 @@ impl RelaxedCosched {
 }
 
 impl HvScheduler for RelaxedCosched {
+    fn enforces_caps(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "relaxed_cosched"
     }
@@ -371,7 +375,9 @@ impl HvScheduler for RelaxedCosched {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("co_stops", self.co_stops), ("co_starts", self.co_starts), ("co_stopped_ns", self.co_stopped_ns), ("co_start_fallbacks", self.co_start_fallbacks)]
+        let mut c = vec![("co_stops", self.co_stops), ("co_starts", self.co_starts), ("co_stopped_ns", self.co_stopped_ns), ("co_start_fallbacks", self.co_start_fallbacks)];
+        c.extend(self.inner.counters());
+        c
     }
 }
 
