@@ -433,10 +433,33 @@ groups = [{ threads = 3, working_set_kib = 64, program = [
 }
 
 #[test]
+fn imb_exchange_finishes_under_dp_and_credit() {
+    // Regression: with one shared inbox per rank (capacity 4, blocking sends), a receive could
+    // take a second message from the same neighbour, ranks drifted apart and, under dp, every
+    // rank ended blocked (two inboxes full with their owners stuck sending, the others waiting
+    // on empty ones) about 0.6 s into the 16 KiB run. IMB's receives name their source, so each
+    // neighbour pair has its own channel, and the ring cannot deadlock.
+    for bytes in [1024, 16384] {
+        let text = DP_IMB
+            .replace("pattern = \"sendrecv\", ranks = 8, msg_bytes = 65536, reps = 5000", &format!("pattern = \"exchange\", ranks = 8, msg_bytes = {bytes}, reps = 5000"))
+            .replace("duration_ms = 2500", "duration_ms = 20000");
+        for s in ["credit", "dp"] {
+            let r = run_text(&text, Some(s));
+            let v = &r.vms[0];
+            println!("exchange {bytes} B {s}: completion {:?}, {:?}", v.completion_ns, v.bench);
+            assert!(v.finished, "{s}, {bytes} B: the exchange did not finish ({} ops)", v.ops);
+            assert_eq!(v.ops, 8 * 5000 * 4, "four sends/receives per rank and repetition");
+        }
+    }
+}
+
+#[test]
 fn dp_without_high_affinity_tasks_schedules_exactly_like_credit() {
-    // EPCC's delay loop does no memory-bound work: every AC stays at 50, so DP never pins.
-    let credit = run_text(DP_EPCC, Some("credit"));
-    let dp = run_text(DP_EPCC, Some("dp"));
+    // 64-byte messages: the copies are a sliver of each send and receive, and a blocked
+    // receiver sleeps without spinning, so every AC stays near 50 and DP never pins.
+    let text = DP_IMB.replace("msg_bytes = 65536, reps = 5000", "msg_bytes = 64, reps = 3000");
+    let credit = run_text(&text, Some("credit"));
+    let dp = run_text(&text, Some("dp"));
     assert_eq!(dp.totals.scheduler_counters["dp_pins"], 0);
     for (c, d) in credit.vms.iter().zip(&dp.vms) {
         assert_eq!((c.completion_ns, c.migrations, c.cpu_ns, c.ops), (d.completion_ns, d.migrations, d.cpu_ns, d.ops));
@@ -480,4 +503,30 @@ fn epcc_and_imb_report_their_figures() {
     assert!(small < big / 10.0, "fixed per-message cost dominates small messages: {small:.1} vs {big:.1} MiB/s");
     let exchange = imb(&DP_IMB.replace("pattern = \"sendrecv\"", "pattern = \"exchange\"").replace("reps = 5000", "reps = 2500"));
     assert!(exchange > 0.0);
+}
+
+#[test]
+#[ignore]
+fn scratch_dp_imb() {
+    let pat = std::env::var("PAT").unwrap_or("exchange".into());
+    let bytes: u64 = std::env::var("BYTES").ok().and_then(|s| s.parse().ok()).unwrap_or(1024);
+    let reps: u64 = std::env::var("REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(5000);
+    let dur: u64 = std::env::var("DUR").ok().and_then(|s| s.parse().ok()).unwrap_or(20000);
+    let text = DP_IMB
+        .replace("pattern = \"sendrecv\", ranks = 8, msg_bytes = 65536, reps = 5000", &format!("pattern = \"{pat}\", ranks = 8, msg_bytes = {bytes}, reps = {reps}"))
+        .replace("duration_ms = 2500", &format!("duration_ms = {dur}"));
+    for s in ["credit", "dp"] {
+        let sc = from_toml_str(&text).unwrap();
+        let ov = Overrides { scheduler: Some(s.to_string()), seed: None, check: true };
+        let mut sim = Simulation::new(&sc, &ov).unwrap();
+        let r = sim.run().unwrap();
+        for (i, q) in sim.w.vms[0].queues.iter().enumerate() { println!("  q{i} items {} getters {:?} putters {:?}", q.items, q.getters, q.putters); }
+        let v = &r.vms[0];
+        println!("{s}: finished {} completion {:?} ops {} cpu {} migr {} bench {:?}", v.finished, v.completion_ns, v.ops, v.cpu_ns, v.migrations, v.bench);
+        println!("  counters {:?}", r.totals.scheduler_counters);
+        for x in r.vcpus.iter() {
+            println!("  vm{} v{} run {} steal {} halted {} migr {} disp {}", x.vm, x.vcpu, x.run_ns, x.steal_ns, x.halted_ns, x.migrations, x.dispatches);
+        }
+        for p in &r.pcpus { println!("  p{} idle {} iww {} cs {}", p.pcpu, p.idle_ns, p.idle_while_waiting_ns, p.context_switches); }
+    }
 }
