@@ -8,9 +8,7 @@
 //! queued vCPU whose pCPU leaves its mask is moved at once (`vcpu_migrate`).
 //!
 //! Models (seed 003 §4.3-4.4), applied to every vCPU at each scheduling decision, before credit
-//! picks (so that a steal already sees the pins) — the seed's code is all in `do_schedule`
-//! (§4.4), so nothing happens at wake: a vCPU unpinned when it went IDLE (f) is placed by
-//! credit like any unpinned vCPU and pinned again at the next decision, where it then is:
+//! picks (so that a steal already sees the pins):
 //! - pin when AC ≥ `threshold_pct` (75) and the priority is above OVER (UNDER or BOOST), on
 //!   the pCPU `select_peer` gives: (a) a pCPU with no pinned vCPU, (b) of those the one with
 //!   the lowest recent load (busy fraction over the last `load_window_ms`), (c) else the local
@@ -260,11 +258,11 @@ impl HvScheduler for Dp {
         self.credit.init(&mut iv);
     }
 
-    /// A woken vCPU was unpinned when it went IDLE (rule f): credit places it as it would any
-    /// unpinned vCPU (an idle pCPU may take it). The rules see it, BOOST, at the next
-    /// scheduling decision (§4.4: pinned again "when they get back to UNDER or BOOST"; the
-    /// seed's code is all in `do_schedule`).
+    /// A woken vCPU goes back to BOOST (or stays OVER): the rules run for it before credit
+    /// places it, so a high-AC vCPU is pinned where its cache is (§4.4, after rule f: "pinned
+    /// again ... when they get back to UNDER or BOOST").
     fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
+        self.apply_rules(view, v, false);
         let mut iv = Self::inner(view, &self.eff);
         self.credit.wake(&mut iv, v);
     }
@@ -418,40 +416,25 @@ mod tests {
     }
 
     #[test]
-    fn a_high_ac_vcpu_is_pinned_at_the_next_decision_and_a_low_ac_one_is_not() {
+    fn a_high_ac_vcpu_is_pinned_where_it_is_and_a_low_ac_one_is_not() {
         let mut r = Rig::new(4, 4, 0);
         r.wake(0, 2, 80);
-        assert_eq!(r.dp.pinned_to(0), None, "the seed decides in do_schedule, not at wake");
-        assert_eq!(r.schedule(2, false), Some(0));
-        assert_eq!(r.dp.pinned_to(0), Some(2), "rule (c): the local pCPU when nothing is better");
         r.wake(1, 3, 74);
-        assert_eq!(r.schedule(3, false), Some(1));
+        assert_eq!(r.dp.pinned_to(0), Some(2), "rule (c): the local pCPU when nothing is better");
         assert_eq!(r.dp.pinned_to(1), None, "AC 74 is below the threshold 75");
         r.wake(2, 1, 75);
-        assert_eq!(r.schedule(1, false), Some(2));
         assert_eq!(r.dp.pinned_to(2), Some(1), "AC 75 reaches the threshold");
     }
 
     #[test]
     fn rule_a_pins_to_a_pcpu_without_a_pinned_vcpu() {
-        let mut r = Rig::new(3, 4, 0);
+        let mut r = Rig::new(4, 4, 0);
         r.wake(0, 0, 90);
-        assert_eq!(r.schedule(0, false), Some(0));
-        assert_eq!(r.dp.pinned_to(0), Some(0));
-        for (v, p) in [(2, 1), (3, 2)] {
-            r.wake(v, p, 50);
-            assert_eq!(r.schedule(p, false), Some(v));
-        }
-        // No pCPU is idle: the BOOSTed vCPU 1 queues on pCPU 0 and preempts vCPU 0 there.
         r.wake(1, 0, 90);
-        assert_eq!(r.dp.pinned_to(1), None, "not pinned at wake");
-        assert_eq!(r.dp.credit.queued_on(1), Some(0));
-        r.schedule(0, false);
-        assert_eq!(r.dp.pinned_to(1), Some(1), "pCPU 0 holds a pinned vCPU: the first free one");
-        assert_eq!(r.dp.credit.queued_on(1), Some(1), "moved to the runqueue it is pinned to");
-        assert_eq!(r.dp.stats().moves, 1);
-        assert_eq!(r.dp.pinned_to(0), Some(0), "vCPU 0 keeps its pin");
-        assert_eq!(r.dp.n_pinned(), 2);
+        assert_eq!(r.dp.pinned_to(0), Some(0));
+        let q = r.dp.pinned_to(1).expect("pinned");
+        assert_ne!(q, 0, "pCPU 0 already holds a pinned vCPU");
+        assert_eq!(r.dp.credit.queued_on(1), Some(q), "queued where it is pinned");
     }
 
     #[test]
@@ -465,13 +448,9 @@ mod tests {
         r.now = 30 * NS_PER_MS;
         r.dp.timer(view!(r), LOAD_TIMER);
         assert_eq!(r.dp.load_pct, vec![100.0, 100.0, 100.0, 0.0]);
-        // pCPU 3 gets busy now, so vCPU 0 queues where it last ran and is picked there.
-        r.wake(7, 3, 50);
-        assert_eq!(r.schedule(3, false), Some(7));
         r.wake(0, 1, 90);
-        assert_eq!(r.dp.credit.queued_on(0), Some(1));
-        r.schedule(1, true);
-        assert_eq!(r.dp.pinned_to(0), Some(3), "pCPU 3 was idle over the window, pCPU 1 fully busy");
+        assert_eq!(r.dp.pinned_to(0), Some(3), "pCPU 3 was idle, pCPU 1 fully busy");
+        assert_eq!(r.dp.stats().moves, 0, "placed there directly by credit's wake");
         assert_eq!(r.dp.credit.queued_on(0), Some(3));
     }
 
@@ -479,32 +458,26 @@ mod tests {
     fn rule_d_unpins_below_the_threshold_without_moving() {
         let mut r = Rig::new(4, 4, 0);
         r.wake(0, 2, 90);
-        assert_eq!(r.schedule(2, false), Some(0));
         assert_eq!(r.dp.pinned_to(0), Some(2));
         r.facts[0].ac_pct = 60;
         r.schedule(1, false);
         assert_eq!(r.dp.pinned_to(0), None);
         assert_eq!(r.dp.stats().unpins_low_ac, 1);
-        assert_eq!(r.cur[2], Some(0), "an unpinned vCPU is not migrated actively");
+        assert_eq!(r.dp.credit.queued_on(0), Some(2), "an unpinned vCPU is not migrated actively");
         assert_eq!(r.dp.eff[0], None, "its own affinity (all pCPUs) is back");
     }
 
     #[test]
     fn rule_e_keeps_at_most_cpus_minus_one_pinned_dropping_the_lowest_ac() {
         let mut r = Rig::new(4, 6, 0);
-        for (v, ac) in [(0, 80), (1, 90), (2, 85)] {
-            r.wake(v, v, ac);
-            assert_eq!(r.schedule(v, false), Some(v));
-        }
+        r.wake(0, 0, 80);
+        r.wake(1, 1, 90);
+        r.wake(2, 2, 85);
         assert_eq!(r.dp.n_pinned(), 3);
         r.wake(3, 3, 95);
-        assert_eq!(r.schedule(3, false), Some(3));
         assert_eq!(r.dp.n_pinned(), 3, "never |CPU| = 4 pinned");
         assert_eq!(r.pinned()[..4], [None, Some(1), Some(2), Some(3)], "AC 80 made way for AC 95");
-        // Every pCPU is busy: vCPU 4 (AC 85, BOOST) queues on pCPU 0.
         r.wake(4, 0, 85);
-        assert_eq!(r.dp.credit.queued_on(4), Some(0));
-        r.schedule(0, false);
         assert_eq!(r.dp.pinned_to(4), None, "AC 85 does not beat the lowest pinned AC (85)");
         assert_eq!(r.dp.n_pinned(), 3);
         // The bound holds over scheduling passes too.
@@ -515,7 +488,7 @@ mod tests {
     }
 
     #[test]
-    fn rule_f_unpins_a_vcpu_that_goes_idle_and_credit_places_it_freely_on_wake() {
+    fn rule_f_unpins_a_vcpu_that_goes_idle() {
         let mut r = Rig::new(4, 4, 0);
         r.wake(0, 1, 90);
         assert_eq!(r.schedule(1, false), Some(0));
@@ -523,16 +496,8 @@ mod tests {
         assert_eq!(r.schedule(1, true), None, "it halts");
         assert_eq!(r.dp.pinned_to(0), None);
         assert_eq!(r.dp.stats().unpins_over_idle, 1);
-        // Its old pCPU is busy when it wakes: credit hands it to an idle pCPU, as it would
-        // any unpinned vCPU, and it is pinned there once picked (BOOST, AC 90).
-        r.wake(1, 1, 50);
-        assert_eq!(r.schedule(1, false), Some(1));
         r.wake(0, 1, 90);
-        assert_eq!(r.dp.pinned_to(0), None, "not pinned at wake");
-        let q = r.dp.credit.queued_on(0).expect("queued");
-        assert_ne!(q, 1, "an idle pCPU takes it instead of its busy old one");
-        assert_eq!(r.schedule(q, false), Some(0));
-        assert_eq!(r.dp.pinned_to(0), Some(q), "pinned again where it is, as BOOST");
+        assert_eq!(r.dp.pinned_to(0), Some(1), "pinned again once BOOST");
     }
 
     #[test]
@@ -551,8 +516,30 @@ mod tests {
         r.schedule(1, false);
         assert_eq!(r.dp.pinned_to(0), None, "OVER: unpinned");
         assert_eq!(r.dp.stats().unpins_over_idle, 1);
-        let _ = r.schedule(0, false);
+        r.schedule(1, false);
         assert_eq!(r.dp.pinned_to(0), None, "not pinned again while OVER");
+    }
+
+    #[test]
+    fn an_idle_pcpu_does_not_take_a_pinned_vcpu_from_a_busy_one() {
+        // Seed 003 §4.3, Figure 3: an idle pCPU steals the unpinned vCPU, never the pinned one,
+        // and goes idle if only pinned vCPUs wait (the C(CPU_idle) of §4.2).
+        let mut r = Rig::new(2, 3, 0);
+        r.aff[2] = Some(vec![0]);
+        r.dp.init(view!(r));
+        r.wake(0, 0, 90);
+        assert_eq!(r.schedule(0, false), Some(0));
+        assert_eq!(r.dp.pinned_to(0), Some(0));
+        r.now = 5 * NS_PER_MS;
+        r.wake(2, 0, 50);
+        assert_eq!(r.schedule(0, false), Some(2), "the BOOSTed vCPU 2 preempts vCPU 0");
+        assert_eq!(r.dp.credit.queued_on(0), Some(0), "vCPU 0 waits, still pinned (UNDER)");
+        assert_eq!(r.schedule(1, false), None, "pCPU 1 idles: vCPU 0 is pinned to pCPU 0");
+        assert_eq!(r.dp.credit.queued_on(0), Some(0));
+        // Without the pin (AC below the threshold: rule d) credit's steal takes it at once.
+        r.facts[0].ac_pct = 50;
+        r.now = 10 * NS_PER_MS;
+        assert_eq!(r.schedule(1, false), Some(0));
     }
 
     #[test]
@@ -561,7 +548,6 @@ mod tests {
         r.aff[0] = Some(vec![3]);
         r.dp.init(view!(r));
         r.wake(0, 3, 100);
-        assert_eq!(r.schedule(3, false), Some(0));
         assert_eq!(r.dp.pinned_to(0), None);
         assert_eq!(r.dp.n_pinned(), 0);
     }
