@@ -504,29 +504,3 @@ fn epcc_and_imb_report_their_figures() {
     let exchange = imb(&DP_IMB.replace("pattern = \"sendrecv\"", "pattern = \"exchange\"").replace("reps = 5000", "reps = 2500"));
     assert!(exchange > 0.0);
 }
-
-#[test]
-#[ignore]
-fn scratch_dp_imb() {
-    let pat = std::env::var("PAT").unwrap_or("exchange".into());
-    let bytes: u64 = std::env::var("BYTES").ok().and_then(|s| s.parse().ok()).unwrap_or(1024);
-    let reps: u64 = std::env::var("REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(5000);
-    let dur: u64 = std::env::var("DUR").ok().and_then(|s| s.parse().ok()).unwrap_or(20000);
-    let text = DP_IMB
-        .replace("pattern = \"sendrecv\", ranks = 8, msg_bytes = 65536, reps = 5000", &format!("pattern = \"{pat}\", ranks = 8, msg_bytes = {bytes}, reps = {reps}"))
-        .replace("duration_ms = 2500", &format!("duration_ms = {dur}"));
-    for s in ["credit", "dp"] {
-        let sc = from_toml_str(&text).unwrap();
-        let ov = Overrides { scheduler: Some(s.to_string()), seed: None, check: true };
-        let mut sim = Simulation::new(&sc, &ov).unwrap();
-        let r = sim.run().unwrap();
-        for (i, q) in sim.w.vms[0].queues.iter().enumerate() { println!("  q{i} items {} getters {:?} putters {:?}", q.items, q.getters, q.putters); }
-        let v = &r.vms[0];
-        println!("{s}: finished {} completion {:?} ops {} cpu {} migr {} bench {:?}", v.finished, v.completion_ns, v.ops, v.cpu_ns, v.migrations, v.bench);
-        println!("  counters {:?}", r.totals.scheduler_counters);
-        for x in r.vcpus.iter() {
-            println!("  vm{} v{} run {} steal {} halted {} migr {} disp {}", x.vm, x.vcpu, x.run_ns, x.steal_ns, x.halted_ns, x.migrations, x.dispatches);
-        }
-        for p in &r.pcpus { println!("  p{} idle {} iww {} cs {}", p.pcpu, p.idle_ns, p.idle_while_waiting_ns, p.context_switches); }
-    }
-}

@@ -260,7 +260,11 @@ impl HvScheduler for Dp {
 
     /// A woken vCPU goes back to BOOST (or stays OVER): the rules run for it before credit
     /// places it, so a high-AC vCPU is pinned where its cache is (§4.4, after rule f: "pinned
-    /// again ... when they get back to UNDER or BOOST").
+    /// again ... when they get back to UNDER or BOOST"). The seed's code is all in
+    /// `do_schedule`, but its Xen 3.4 queues a woken vCPU on the pCPU it last ran on
+    /// (`csched_vcpu_wake`: `__runq_insert(vc->processor)`, xen/common/sched_credit.c), so the
+    /// next decision's pass sees it there; this model's credit picks an idle pCPU at wake
+    /// (`cpu_pick`), which would move it before that pass could.
     fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
         self.apply_rules(view, v, false);
         let mut iv = Self::inner(view, &self.eff);
