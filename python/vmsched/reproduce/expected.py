@@ -309,25 +309,22 @@ GAPS: dict[str, dict[str, str]] = {
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
     "dp-stream": {
         "DP is not below credit at any array size":
-            "model result: with 32 MiB arrays DP gets 22 % less bandwidth: a pinned vCPU waits on a "
-            "pCPU where the competing vCPU keeps evicting its working set, where credit would move it "
-            "to an idle core (docs/policies.md ## dp)",
-    },
-    "dp-epcc": {
-        "DP runs the suite faster than credit with as many threads as vCPUs":
-            "EPCC's delay loop does no memory-bound work, so every task's affinity coefficient stays at "
-            "50 < 75 and DP never pins: it schedules exactly as credit (test "
-            "dp_without_high_affinity_tasks_schedules_exactly_like_credit)",
-        "the gap grows with the number of threads": "as above: DP = credit, the gap is 0 at every count",
+            "model result: from 4 MiB arrays DP gets 0.2-10 % less bandwidth than credit (32 MiB: 10 %): "
+            "a pinned vCPU that is preempted waits in its own pCPU's runqueue, where the competing vCPU "
+            "keeps evicting its working set, and an idle pCPU may not take it (seed §4.3 Figure 3; the "
+            "seed assumes the idle time this costs, C(CPU_idle) in §4.2, is 0); credit moves it to the "
+            "idle core (docs/policies.md ## dp)",
     },
     "dp-imb": {
         "Sendrecv: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
             "model result: below 16 KiB no rank reaches AC 75 (DP = credit); from 16 KiB DP pins the "
-            "ranks and pinned ranks wait for their own pCPU instead of being picked up by an idle one "
-            "(DP at 7-18 % of credit's speed at 16-128 KiB)",
+            "ranks, and a pinned rank that is preempted waits for its own pCPU while an idle one may "
+            "not take it (seed §4.3 Figure 3, the rule itself: test "
+            "an_idle_pcpu_does_not_take_a_pinned_vcpu_from_a_busy_one): DP at 9-27 % of credit's "
+            "speed at 16-128 KiB",
         "Exchange: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
-            "as for Sendrecv (DP at 10-61 % of credit's speed at 16-128 KiB); with 1 KiB messages the "
-            "DP run does not finish within 20 s (credit's takes about 2 s): to be investigated in dp",
+            "as for Sendrecv; Exchange's four copies per repetition lift the ranks' AC past 75 from "
+            "1 KiB (DP at 17-64 % of credit's speed at 1-128 KiB)",
     },
     "vmkit-table2-3": {
         "hackbench_2cpu_s": "the model's hackbench scales with a second vCPU as native Linux and KVM "

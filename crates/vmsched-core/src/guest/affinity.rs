@@ -22,7 +22,11 @@
 //!   threads of one process (the seed's own OpenMP STREAM runs) share a CR3, so a CR3-only
 //!   trigger would never see them;
 //! - "memory work" is the memory-bound part of compute (`duration × mem_fraction`), counted
-//!   when the op starts; +`AC_MEM_GAIN_PCT_PER_MS` points per ms of it;
+//!   when the op starts, plus the time spent spin-waiting on a synchronisation word (spinlock,
+//!   adaptive mutex, barrier, IPI acknowledgement), counted as it passes: a spin-wait loop is
+//!   nothing but reads of shared memory (`while (*word == v) cpu_relax();`, libgomp
+//!   `do_spin`, Linux `queued_spin_lock_slowpath`, `csd_lock_wait`), and the seed counts
+//!   "times of memory read/write" (§3.2); +`AC_MEM_GAIN_PCT_PER_MS` points per ms of either;
 //! - each `io` op costs `AC_IO_DROP_PCT` points;
 //! - hard affinity means an affinity mask that allows exactly one vCPU (`bind = true` or a
 //!   one-element `affinity`).
@@ -64,6 +68,10 @@ impl TaskAffinity {
     /// A compute op of `ns` with memory-bound fraction `mem_fraction` starts.
     pub fn note_compute(&mut self, ns: Ns, mem_fraction: f64) {
         self.mem_ns += ns as f64 * mem_fraction;
+    }
+    /// The task spin-waited `ns` on a synchronisation word: memory reads only.
+    pub fn note_spin(&mut self, ns: Ns) {
+        self.mem_ns += ns as f64;
     }
     /// An I/O op starts.
     pub fn note_io(&mut self) {
@@ -146,6 +154,14 @@ mod tests {
             a.note_io();
         }
         assert_eq!(a.fold(true), 100);
+    }
+
+    #[test]
+    fn spin_waiting_counts_as_memory_reads() {
+        let mut a = TaskAffinity::default();
+        a.note_spin(1_500_000);
+        a.note_compute(1_000_000, 0.0);
+        assert_eq!(a.fold(false), 65, "1.5 ms of spinning: +15; compute without memory work: +0");
     }
 
     #[test]

@@ -307,7 +307,7 @@ fn d_per_msg_us() -> f64 {
 fn d_copy_ns_per_kib() -> f64 {
     250.0
 }
-/// Messages a receiver's channel buffers before a sender blocks (eager sends). Estimate.
+/// Messages one sender→receiver channel buffers before the sender blocks (eager sends). Estimate.
 const IMB_INBOX_MSGS: u32 = 4;
 fn d_array_kib() -> u32 {
     4096
@@ -680,29 +680,38 @@ fn imb_ranks(vcpus: u32, p: &ImbParams) -> u32 {
     p.ranks.unwrap_or(vcpus).max(2)
 }
 
-/// Rank i sends to i+1 and receives from i-1 (`sendrecv`), or sends to both neighbours and
-/// receives from both (`exchange`), in a ring. Each send and each receive costs half the fixed
-/// per-message cost plus one copy of the message.
+/// Rank i sends to i+1 and receives from i-1 (`sendrecv`, IMB's `MPI_Sendrecv`), or sends to
+/// both neighbours and then receives from the left and from the right (`exchange`, IMB's two
+/// `MPI_Isend`, two `MPI_Recv` and `MPI_Waitall`), in a ring. Receives name their source (MPI
+/// matches on it), so each ordered pair of neighbours has its own channel. Each send and each
+/// receive costs half the fixed per-message cost plus one copy of the message.
 pub fn imb(vcpus: u32, p: &ImbParams, tag: &str) -> Vec<ThreadGroupSpec> {
     let ranks = imb_ranks(vcpus, p);
     let kib = p.msg_bytes as f64 / 1024.0;
     let copy_us = kib * p.copy_ns_per_kib / 1000.0;
     let side_us = p.per_msg_us / 2.0 + copy_us;
     let mem = if side_us > 0.0 { copy_us / side_us } else { 0.0 };
-    let inbox = |r: u32| format!("{tag}.inbox{r}");
-    let send = |to: u32| vec![compute(DurationUs::fixed(side_us), mem), OpSpec::Put { queue: inbox(to), capacity: IMB_INBOX_MSGS }];
+    // The channel into rank `to` from its left (`from_left`) or right neighbour.
+    let chan = |to: u32, from_left: bool| format!("{tag}.to{to}.from_{}", if from_left { "left" } else { "right" });
+    let send = |to: u32, from_left: bool| {
+        vec![compute(DurationUs::fixed(side_us), mem), OpSpec::Put { queue: chan(to, from_left), capacity: IMB_INBOX_MSGS }]
+    };
+    let recv = |at: u32, from_left: bool| {
+        vec![OpSpec::Get { queue: chan(at, from_left), capacity: IMB_INBOX_MSGS }, compute(DurationUs::fixed(side_us), mem)]
+    };
     let ws_kib = ((2 * p.msg_bytes).div_ceil(1024)).clamp(4, u32::MAX as u64) as u32;
     (0..ranks)
         .map(|r| {
             let right = (r + 1) % ranks;
             let left = (r + ranks - 1) % ranks;
-            let recv = vec![OpSpec::Get { queue: inbox(r), capacity: IMB_INBOX_MSGS }, compute(DurationUs::fixed(side_us), mem)];
-            let mut body = send(right);
+            let mut body = send(right, true);
             if p.pattern == ImbPattern::Exchange {
-                body.extend(send(left));
-                body.extend(recv.iter().cloned());
+                body.extend(send(left, false));
+                body.extend(recv(r, true));
+                body.extend(recv(r, false));
+            } else {
+                body.extend(recv(r, true));
             }
-            body.extend(recv);
             ThreadGroupSpec {
                 threads: 1,
                 program: vec![mark(tag, "start"), OpSpec::Loop { count: p.reps, body }, mark(tag, "end")],

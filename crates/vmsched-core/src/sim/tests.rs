@@ -494,10 +494,33 @@ groups = [{ threads = 3, working_set_kib = 64, program = [
 }
 
 #[test]
+fn imb_exchange_finishes_under_dp_and_credit() {
+    // Regression: with one shared inbox per rank (capacity 4, blocking sends), a receive could
+    // take a second message from the same neighbour, ranks drifted apart and, under dp, every
+    // rank ended blocked (two inboxes full with their owners stuck sending, the others waiting
+    // on empty ones) about 0.6 s into the 16 KiB run. IMB's receives name their source, so each
+    // neighbour pair has its own channel, and the ring cannot deadlock.
+    for bytes in [1024, 16384] {
+        let text = DP_IMB
+            .replace("pattern = \"sendrecv\", ranks = 8, msg_bytes = 65536, reps = 5000", &format!("pattern = \"exchange\", ranks = 8, msg_bytes = {bytes}, reps = 5000"))
+            .replace("duration_ms = 2500", "duration_ms = 20000");
+        for s in ["credit", "dp"] {
+            let r = run_text(&text, Some(s));
+            let v = &r.vms[0];
+            println!("exchange {bytes} B {s}: completion {:?}, {:?}", v.completion_ns, v.bench);
+            assert!(v.finished, "{s}, {bytes} B: the exchange did not finish ({} ops)", v.ops);
+            assert_eq!(v.ops, 8 * 5000 * 4, "four sends/receives per rank and repetition");
+        }
+    }
+}
+
+#[test]
 fn dp_without_high_affinity_tasks_schedules_exactly_like_credit() {
-    // EPCC's delay loop does no memory-bound work: every AC stays at 50, so DP never pins.
-    let credit = run_text(DP_EPCC, Some("credit"));
-    let dp = run_text(DP_EPCC, Some("dp"));
+    // 64-byte messages: the copies are a sliver of each send and receive, and a blocked
+    // receiver sleeps without spinning, so every AC stays near 50 and DP never pins.
+    let text = DP_IMB.replace("msg_bytes = 65536, reps = 5000", "msg_bytes = 64, reps = 3000");
+    let credit = run_text(&text, Some("credit"));
+    let dp = run_text(&text, Some("dp"));
     assert_eq!(dp.totals.scheduler_counters["dp_pins"], 0);
     for (c, d) in credit.vms.iter().zip(&dp.vms) {
         assert_eq!((c.completion_ns, c.migrations, c.cpu_ns, c.ops), (d.completion_ns, d.migrations, d.cpu_ns, d.ops));

@@ -264,7 +264,11 @@ impl HvScheduler for Dp {
 
     /// A woken vCPU goes back to BOOST (or stays OVER): the rules run for it before credit
     /// places it, so a high-AC vCPU is pinned where its cache is (§4.4, after rule f: "pinned
-    /// again ... when they get back to UNDER or BOOST").
+    /// again ... when they get back to UNDER or BOOST"). The seed's code is all in
+    /// `do_schedule`, but its Xen 3.4 queues a woken vCPU on the pCPU it last ran on
+    /// (`csched_vcpu_wake`: `__runq_insert(vc->processor)`, xen/common/sched_credit.c), so the
+    /// next decision's pass sees it there; this model's credit picks an idle pCPU at wake
+    /// (`cpu_pick`), which would move it before that pass could.
     fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
         self.apply_rules(view, v, false);
         let mut iv = Self::inner(view, &self.eff);
@@ -522,6 +526,28 @@ mod tests {
         assert_eq!(r.dp.stats().unpins_over_idle, 1);
         r.schedule(1, false);
         assert_eq!(r.dp.pinned_to(0), None, "not pinned again while OVER");
+    }
+
+    #[test]
+    fn an_idle_pcpu_does_not_take_a_pinned_vcpu_from_a_busy_one() {
+        // Seed 003 §4.3, Figure 3: an idle pCPU steals the unpinned vCPU, never the pinned one,
+        // and goes idle if only pinned vCPUs wait (the C(CPU_idle) of §4.2).
+        let mut r = Rig::new(2, 3, 0);
+        r.aff[2] = Some(vec![0]);
+        r.dp.init(view!(r));
+        r.wake(0, 0, 90);
+        assert_eq!(r.schedule(0, false), Some(0));
+        assert_eq!(r.dp.pinned_to(0), Some(0));
+        r.now = 5 * NS_PER_MS;
+        r.wake(2, 0, 50);
+        assert_eq!(r.schedule(0, false), Some(2), "the BOOSTed vCPU 2 preempts vCPU 0");
+        assert_eq!(r.dp.credit.queued_on(0), Some(0), "vCPU 0 waits, still pinned (UNDER)");
+        assert_eq!(r.schedule(1, false), None, "pCPU 1 idles: vCPU 0 is pinned to pCPU 0");
+        assert_eq!(r.dp.credit.queued_on(0), Some(0));
+        // Without the pin (AC below the threshold: rule d) credit's steal takes it at once.
+        r.facts[0].ac_pct = 50;
+        r.now = 10 * NS_PER_MS;
+        assert_eq!(r.schedule(1, false), Some(0));
     }
 
     #[test]
