@@ -18,6 +18,7 @@
 //! no allowed pCPU (more runnable siblings than pCPUs, or pinning), its configured affinity
 //! applies and the event is counted (`balance_fallbacks`), since the vCPU must run somewhere.
 
+use super::forward_hooks;
 use super::cfs::Cfs;
 use super::{Decision, HvScheduler, Params, Reason, SchedView};
 use crate::scenario::ScenarioError;
@@ -94,9 +95,7 @@ impl Balance {
 }
 
 impl HvScheduler for Balance {
-    fn enforces_caps(&self) -> bool {
-        true
-    }
+    forward_hooks!(inner: pause_exit, vipi_pending, directed_yield, ple_grows_by_default, yield_stats, halt_polls_by_default, single_task_running, enforces_caps);
 
     fn name(&self) -> &'static str {
         "balance"
@@ -120,34 +119,6 @@ impl HvScheduler for Balance {
 
     fn timer(&mut self, view: &mut SchedView, id: u64) {
         self.constrained(view, None, |c, w| c.timer(w, id));
-    }
-
-    fn pause_exit(&mut self, view: &mut SchedView, v: VcpuId) -> bool {
-        self.inner.pause_exit(view, v)
-    }
-
-    fn vipi_pending(&mut self, view: &mut SchedView, v: VcpuId) {
-        self.inner.vipi_pending(view, v)
-    }
-
-    fn directed_yield(&mut self, view: &mut SchedView, me: VcpuId, target: VcpuId) -> bool {
-        self.inner.directed_yield(view, me, target)
-    }
-
-    fn ple_grows_by_default(&self) -> bool {
-        self.inner.ple_grows_by_default()
-    }
-
-    fn yield_stats(&self) -> (u64, u64) {
-        self.inner.yield_stats()
-    }
-
-    fn halt_polls_by_default(&self) -> bool {
-        self.inner.halt_polls_by_default()
-    }
-
-    fn single_task_running(&self, p: PcpuId) -> bool {
-        self.inner.single_task_running(p)
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

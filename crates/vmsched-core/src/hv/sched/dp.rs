@@ -32,6 +32,7 @@
 //! Leaves out: the cost of reading the AC (the PI read in `do_schedule`) and of changing the
 //! affinity; the domctl interface of §4.4.
 
+use super::forward_hooks;
 use super::credit::{Credit, Pri};
 use super::{Decision, HvScheduler, Params, Reason, SchedView};
 use crate::engine::{Ns, NS_PER_MS};
@@ -240,9 +241,7 @@ impl Dp {
 }
 
 impl HvScheduler for Dp {
-    fn enforces_caps(&self) -> bool {
-        true
-    }
+    forward_hooks!(credit: tasklet_mode, enforces_caps);
 
     fn name(&self) -> &'static str {
         "dp"

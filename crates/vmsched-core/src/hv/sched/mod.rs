@@ -193,6 +193,46 @@ pub trait HvScheduler: Send {
     fn set_seed(&mut self, _seed: u64) {}
 }
 
+/// Writes the listed `HvScheduler` hooks of a layered policy (one built over `credit` or `cfs`)
+/// as plain calls to the policy it wraps, held in field `$inner`. A layer lists every hook it
+/// leaves unchanged, so none is dropped by accident; hooks it changes it writes out.
+macro_rules! forward_hooks {
+    ($inner:ident: $($hook:ident),+ $(,)?) => { $( forward_hooks!(@ $inner $hook); )+ };
+    (@ $i:ident pause_exit) => {
+        fn pause_exit(&mut self, view: &mut SchedView, v: VcpuId) -> bool { self.$i.pause_exit(view, v) }
+    };
+    (@ $i:ident vipi_pending) => {
+        fn vipi_pending(&mut self, view: &mut SchedView, v: VcpuId) { self.$i.vipi_pending(view, v) }
+    };
+    (@ $i:ident directed_yield) => {
+        fn directed_yield(&mut self, view: &mut SchedView, me: VcpuId, target: VcpuId) -> bool {
+            self.$i.directed_yield(view, me, target)
+        }
+    };
+    (@ $i:ident tasklet_mode) => {
+        fn tasklet_mode(&self) -> super::TaskletMode { self.$i.tasklet_mode() }
+    };
+    (@ $i:ident ple_grows_by_default) => {
+        fn ple_grows_by_default(&self) -> bool { self.$i.ple_grows_by_default() }
+    };
+    (@ $i:ident halt_polls_by_default) => {
+        fn halt_polls_by_default(&self) -> bool { self.$i.halt_polls_by_default() }
+    };
+    (@ $i:ident single_task_running) => {
+        fn single_task_running(&self, p: PcpuId) -> bool { self.$i.single_task_running(p) }
+    };
+    (@ $i:ident yield_stats) => {
+        fn yield_stats(&self) -> (u64, u64) { self.$i.yield_stats() }
+    };
+    (@ $i:ident enforces_caps) => {
+        fn enforces_caps(&self) -> bool { self.$i.enforces_caps() }
+    };
+    (@ $i:ident set_seed) => {
+        fn set_seed(&mut self, seed: u64) { self.$i.set_seed(seed) }
+    };
+}
+pub(crate) use forward_hooks;
+
 /// Scheduler parameters from the scenario: typed look-ups that reject unknown keys.
 pub struct Params<'a> {
     map: &'a BTreeMap<String, toml::Value>,

@@ -70,6 +70,7 @@
 //! threshold: the value is unconfirmed; "a few milliseconds" (seed 004 §"ESX 2.0") and "~4 ms"
 //! (secondary source quoted in hypervisor-mechanisms.md §6).
 
+use super::forward_hooks;
 use super::cfs::Cfs;
 use super::{Decision, HvScheduler, Params, Reason, SchedView};
 use crate::engine::{Ns, NS_PER_MS};
@@ -263,9 +264,7 @@ impl RelaxedCosched {
 }
 
 impl HvScheduler for RelaxedCosched {
-    fn enforces_caps(&self) -> bool {
-        true
-    }
+    forward_hooks!(inner: pause_exit, vipi_pending, directed_yield, ple_grows_by_default, halt_polls_by_default, single_task_running, yield_stats, enforces_caps);
 
     fn name(&self) -> &'static str {
         "relaxed_cosched"
@@ -344,34 +343,6 @@ impl HvScheduler for RelaxedCosched {
         } else {
             self.inner.timer(view, id);
         }
-    }
-
-    fn pause_exit(&mut self, view: &mut SchedView, v: VcpuId) -> bool {
-        self.inner.pause_exit(view, v)
-    }
-
-    fn vipi_pending(&mut self, view: &mut SchedView, v: VcpuId) {
-        self.inner.vipi_pending(view, v)
-    }
-
-    fn directed_yield(&mut self, view: &mut SchedView, me: VcpuId, target: VcpuId) -> bool {
-        self.inner.directed_yield(view, me, target)
-    }
-
-    fn ple_grows_by_default(&self) -> bool {
-        self.inner.ple_grows_by_default()
-    }
-
-    fn halt_polls_by_default(&self) -> bool {
-        self.inner.halt_polls_by_default()
-    }
-
-    fn single_task_running(&self, p: PcpuId) -> bool {
-        self.inner.single_task_running(p)
-    }
-
-    fn yield_stats(&self) -> (u64, u64) {
-        self.inner.yield_stats()
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
