@@ -394,6 +394,7 @@ fn check_hypervisor(hv: &HypervisorSpec, schedulers: &[&str]) -> Res {
     if ple.grow == Some(0) {
         return err("hypervisor.ple.grow", "must be ≥ 1 (1 = fixed window, as in Xen), got 0");
     }
+    crate::hv::vipi::validate_timeslice(hv.vmm_timeslice_ms)?;
     crate::hv::halt_poll::validate(&hv.halt_poll)
 }
 
