@@ -205,15 +205,16 @@ GAPS: dict[str, dict[str, str]] = {
         "hackbench_aff_cross_node_s": "not modelled (see vmkit-table2-3)",
     },
     "vmkit-polling": {
-        "with polling, 2 vCPUs build slower than 1": "the model's build sends vIPIs to running vCPUs "
-            "(reschedule IPIs on wake-up preemption, guest/resched.rs) and polling delays them, but "
-            "nobody waits for a reschedule IPI; the IPIs a sender spins on (TLB shootdowns at fork, "
-            "exit, munmap; guest/mm.rs) reach only lazy vCPUs, which are halted, since make, the "
-            "shells and the compilers are single-threaded processes. The seed does not say which "
-            "IPIs were slow; its factor of four needs synchronous IPIs to running vCPUs or halted "
-            "targets delayed by VMkit's 80 ms timer, neither of which the model has",
-        "kbuild_2vcpu_over_1vcpu_polling": "as the claim: no IPI that a sender waits for reaches a "
-            "running vCPU in the model's build",
+        "with polling, 2 vCPUs build slower than 1": "polling now delays every vIPI to a halted vCPU "
+            "until its VMM's next 80 ms time slice (seed §6.1, §6.3; hv/vipi.rs), which slows the "
+            "2-vCPU build (0.50 → 0.52 of the 1-vCPU time; 0.49 → 0.56 with make -j4) and makes a "
+            "script stage of short processes 127 times slower than on 1 vCPU (sim/vmkit_tests.rs), "
+            "but the model's build is compilers only: make's job slots keep both vCPUs busy, so few "
+            "IPIs find a halted target. The Bash-script stages that the seed says create many "
+            "short processes (§7.2, §7.3.5) are not in the kbuild workload, and the seed gives no "
+            "amount of them to model",
+        "kbuild_2vcpu_over_1vcpu_polling": "as the claim: the model's kbuild has no script stages, "
+            "where the polled wake-ups of a halted vCPU cost up to 80 ms each",
     },
     "vmkit-table10-11": {
         "hackbench_aff_sync_15_30": "not modelled (see vmkit-table2-3)",

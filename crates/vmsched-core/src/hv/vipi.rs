@@ -175,3 +175,72 @@ impl World {
         self.q.arm(&mut self.vcpus[v].tick_timer, at, Ev::GuestTick(v));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::from_toml_str;
+    use crate::sim::{Overrides, Results, Simulation};
+
+    #[test]
+    fn the_vmm_polls_at_the_next_timeslice_boundary_strictly_after_now() {
+        let ts = 80_000_000;
+        assert_eq!(next_timeslice_boundary_ns(0, ts), 80_000_000);
+        assert_eq!(next_timeslice_boundary_ns(79_999_999, ts), 80_000_000);
+        assert_eq!(next_timeslice_boundary_ns(80_000_000, ts), 160_000_000);
+    }
+
+    #[test]
+    fn a_timeslice_outside_1_to_10000_ms_is_rejected_naming_the_field() {
+        assert!(validate_timeslice(1).is_ok() && validate_timeslice(80).is_ok());
+        for bad in [0, 10_001] {
+            let e = validate_timeslice(bad).unwrap_err().to_string();
+            assert!(e.contains("hypervisor.vmm_timeslice_ms"), "{e}");
+        }
+        let text = "[host]\ncores_per_socket = 1\n[hypervisor]\nvmm_timeslice_ms = 0\n[[vms]]\nvcpus = 1\n[[vms.workloads]]\nkind = \"hog\"\n";
+        let e = from_toml_str(text).unwrap_err().to_string();
+        assert!(e.contains("hypervisor.vmm_timeslice_ms"), "{e}");
+    }
+
+    /// Thread A on vCPU0 computes 1 ms and sends a function-call IPI (it spins until the
+    /// handler ran) to vCPU1, which is halted all along.
+    fn call_to_halted(delivery: &str, timeslice_ms: u64) -> Results {
+        let text = format!(
+            r#"
+[host]
+cores_per_socket = 2
+[hypervisor]
+vipi_delivery = "{delivery}"
+vmm_timeslice_ms = {timeslice_ms}
+[[vms]]
+vcpus = 2
+pin = [0, 1]
+[[vms.workloads]]
+kind = "custom"
+groups = [{{ threads = 1, affinity = [0], bind = true, program = [{{ op = "compute", us = 1000 }}, {{ op = "call_all" }}] }}]
+"#
+        );
+        let sc = from_toml_str(&text).expect("scenario parses");
+        Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("builds").run().expect("runs")
+    }
+
+    #[test]
+    fn a_halted_target_sees_a_polled_vipi_at_the_next_timeslice_boundary_and_an_ipi_at_once() {
+        let c = crate::host::CostParams::default();
+        let ipi = call_to_halted("ipi", 80);
+        let h = &ipi.vms[0].vipi_latency;
+        assert_eq!(h.count, 1);
+        // Woken at once: the wake-up and world switch, then the handler; far below 1 ms.
+        assert!(h.max_ns >= c.ipi_handler_ns && h.max_ns < 100_000, "ipi: {} ns", h.max_ns);
+        for ts_ms in [80, 20] {
+            let polled = call_to_halted("polling", ts_ms);
+            let h = &polled.vms[0].vipi_latency;
+            assert_eq!(h.count, 1);
+            // Sent at about 1 ms; the VMM of halted vCPU1 runs again at the boundary.
+            let wait = ts_ms * 1_000_000 - 1_000_000;
+            assert!((wait - 50_000..wait + 100_000).contains(&h.max_ns), "polling, {ts_ms} ms slices: {} ns", h.max_ns);
+            // The sender spun for it all along.
+            assert!(polled.vms[0].completion_ns.unwrap() > ts_ms * 1_000_000);
+        }
+    }
+}
