@@ -613,6 +613,8 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             check_count(&format!("{wp}.loops"), hb.loops, "messages each sender sends to each receiver")?;
             check_us(&format!("{wp}.msg_us"), hb.msg_us)?;
             check_affinity(&format!("{wp}.affinity"), &hb.affinity, vcpus)?;
+            check_affinity(&format!("{wp}.sender_affinity"), &hb.sender_affinity, vcpus)?;
+            check_affinity(&format!("{wp}.receiver_affinity"), &hb.receiver_affinity, vcpus)?;
             // fds receivers and fds senders per group.
             let n = (hb.groups as u64).saturating_mul(hb.fds as u64).saturating_mul(2);
             Ok((n, None))
@@ -1669,6 +1671,12 @@ threads = 2
     #[test]
     fn hackbench_affinity_out_of_range_names_the_entry() {
         assert_path(&builtin("kind = \"hackbench\"\naffinity = [0, 2]"), "vms[0].workloads[0].affinity[1]");
+    }
+
+    #[test]
+    fn hackbench_role_affinity_out_of_range_or_empty_names_the_field() {
+        assert_path(&builtin("kind = \"hackbench\"\nsender_affinity = [0]\nreceiver_affinity = [2]"), "vms[0].workloads[0].receiver_affinity[0]");
+        assert_path(&builtin("kind = \"hackbench\"\nsender_affinity = []"), "vms[0].workloads[0].sender_affinity");
     }
 
     #[test]
