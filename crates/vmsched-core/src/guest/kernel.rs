@@ -211,6 +211,9 @@ impl World {
         if let Some(w) = waker {
             if w != u {
                 self.charge_exit(w, ExitReason::Ipi);
+                if self.wake_ipi_polled(u) {
+                    return;
+                }
             }
         }
         self.kick_idle_vcpu(u);

@@ -25,7 +25,8 @@
 //! (the seed's guest, seed 004 §7.1) up to 4.18. Since 4.19 a flush that frees no page tables
 //! skips lazy CPUs (`tlb_is_not_lazy`), but fork's `flush_tlb_mm` and `exit_mmap` free page
 //! tables and still reach them. A halted lazy target is woken by the IPI (a wake-up round trip
-//! through the hypervisor); its VMM sees the message at once under either `vipi_delivery`.
+//! through the hypervisor) at once with `vipi_delivery = "ipi"`, at the next host time slice
+//! with `"polling"` (`hv::vipi`), while the sender spins.
 //!
 //! Leaves out: exec (a forked child runs its program in the fresh address space of the
 //! fork), copy-on-write faults and their single-page flushes, PCID/ASIDs, 6.x's

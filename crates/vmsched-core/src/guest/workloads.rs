@@ -130,6 +130,22 @@ pub struct HackbenchParams {
     /// Guest CPU affinity for all threads (e.g. [0] to keep everything on vCPU0).
     #[serde(default)]
     pub affinity: Option<Vec<u32>>,
+    /// Guest CPU affinity of the senders, in place of `affinity` (seed 004 §7.2: "we set the
+    /// CPU affinity of all sender processes to CPU zero and all receiver to CPU one").
+    #[serde(default)]
+    pub sender_affinity: Option<Vec<u32>>,
+    /// Guest CPU affinity of the receivers, in place of `affinity`.
+    #[serde(default)]
+    pub receiver_affinity: Option<Vec<u32>>,
+}
+
+impl HackbenchParams {
+    fn senders_on(&self) -> Option<Vec<u32>> {
+        self.sender_affinity.clone().or_else(|| self.affinity.clone())
+    }
+    fn receivers_on(&self) -> Option<Vec<u32>> {
+        self.receiver_affinity.clone().or_else(|| self.affinity.clone())
+    }
 }
 fn d_groups() -> u32 {
     1
@@ -513,7 +529,7 @@ pub fn hackbench(p: &HackbenchParams, tag: &str) -> Vec<ThreadGroupSpec> {
                         compute(DurationUs::fixed(p.msg_us), 0.0),
                     ],
                 }],
-                affinity: p.affinity.clone(),
+                affinity: p.receivers_on(),
                 bind: false,
                 working_set_kib: Some(32),
             });
@@ -527,7 +543,7 @@ pub fn hackbench(p: &HackbenchParams, tag: &str) -> Vec<ThreadGroupSpec> {
         groups.push(ThreadGroupSpec {
             threads: p.fds,
             program: vec![OpSpec::Loop { count: p.loops, body: send }],
-            affinity: p.affinity.clone(),
+            affinity: p.senders_on(),
             bind: false,
             working_set_kib: Some(32),
         });
@@ -781,7 +797,7 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
         ("hog", "one while(1) thread per vCPU", "seed 002 (Flex fairness runs)"),
         ("parallel", "worker pool: compute, spinlock sections, TLB shootdowns, barriers (spin-then-block)", "seed 000 §2.1; Linux kernel/smp.c, arch/x86/mm/tlb.c"),
         ("forkbench", "fork a child that exits at once, wait, repeat", "seed 004 §7.2"),
-        ("hackbench", "sender/receiver groups over pipes, optional guest affinity", "seed 004 §7.2; Linux hackbench"),
+        ("hackbench", "sender/receiver groups over pipes, optional guest affinity per role", "seed 004 §7.2; Linux hackbench"),
         ("rambench", "memory-bound list/array traversal, NUMA-sensitive", "seed 004 §7.2"),
         ("kbuild", "make -jN: many short-lived compiler processes", "seed 004 §7.2"),
         ("server", "SPECvirt-like server VM (web, mail, app, db, infra, idle): open-loop Poisson requests, interrupt-driven I/O, response times", "seed 001 §2.3, §3"),

@@ -513,7 +513,7 @@ impl World {
     pub(crate) fn deliver_irq(&mut self, v: VcpuId, work: IrqWork) {
         match self.vcpus[v].run {
             RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_while_polling(v, work),
-            RunState::Running(_) if self.vipi_is_polled() => self.vcpus[v].pending_irq.push(work),
+            RunState::Running(_) | RunState::Blocked if self.vipi_is_polled() => self.mailbox_post(v, work),
             RunState::Running(_) => {
                 let at = self.q.now() + self.costs.phys_ipi_ns;
                 self.q.push(at, Ev::VipiArrive(v, work));

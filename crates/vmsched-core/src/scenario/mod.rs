@@ -131,6 +131,10 @@ pub struct HypervisorSpec {
     /// How a virtual IPI reaches a running target vCPU (seed 004 §5.4, §6.3); `hv::vipi`.
     #[serde(default)]
     pub vipi_delivery: crate::hv::vipi::VipiDelivery,
+    /// Host kernel time slice at whose timer interrupt a VMM polls its messages under
+    /// `vipi_delivery = "polling"` (seed 004 §6.1, §6.3: Barrelfish's 80 ms); `hv::vipi`.
+    #[serde(default = "crate::hv::vipi::default_vmm_timeslice_ms")]
+    pub vmm_timeslice_ms: u64,
     /// KVM halt polling (`virt/kvm/kvm_main.c kvm_vcpu_halt`); `hv::halt_poll`.
     #[serde(default)]
     pub halt_poll: crate::hv::halt_poll::HaltPollSpec,
@@ -143,6 +147,7 @@ impl Default for HypervisorSpec {
             params: BTreeMap::new(),
             ple: PleSpec::default(),
             vipi_delivery: Default::default(),
+            vmm_timeslice_ms: crate::hv::vipi::default_vmm_timeslice_ms(),
             halt_poll: Default::default(),
         }
     }

@@ -405,6 +405,7 @@ fn check_hypervisor(hv: &HypervisorSpec, schedulers: &[&str]) -> Res {
     if ple.grow == Some(0) {
         return err("hypervisor.ple.grow", "must be ≥ 1 (1 = fixed window, as in Xen), got 0");
     }
+    crate::hv::vipi::validate_timeslice(hv.vmm_timeslice_ms)?;
     crate::hv::halt_poll::validate(&hv.halt_poll)
 }
 
@@ -623,6 +624,8 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             check_count(&format!("{wp}.loops"), hb.loops, "messages each sender sends to each receiver")?;
             check_us(&format!("{wp}.msg_us"), hb.msg_us)?;
             check_affinity(&format!("{wp}.affinity"), &hb.affinity, vcpus)?;
+            check_affinity(&format!("{wp}.sender_affinity"), &hb.sender_affinity, vcpus)?;
+            check_affinity(&format!("{wp}.receiver_affinity"), &hb.receiver_affinity, vcpus)?;
             // fds receivers and fds senders per group.
             let n = (hb.groups as u64).saturating_mul(hb.fds as u64).saturating_mul(2);
             Ok((n, None))
@@ -1691,6 +1694,12 @@ threads = 2
     #[test]
     fn hackbench_affinity_out_of_range_names_the_entry() {
         assert_path(&builtin("kind = \"hackbench\"\naffinity = [0, 2]"), "vms[0].workloads[0].affinity[1]");
+    }
+
+    #[test]
+    fn hackbench_role_affinity_out_of_range_or_empty_names_the_field() {
+        assert_path(&builtin("kind = \"hackbench\"\nsender_affinity = [0]\nreceiver_affinity = [2]"), "vms[0].workloads[0].receiver_affinity[0]");
+        assert_path(&builtin("kind = \"hackbench\"\nsender_affinity = []"), "vms[0].workloads[0].sender_affinity");
     }
 
     #[test]

@@ -69,6 +69,8 @@ pub(crate) enum Ev {
     RequestArrive(VmId, usize),
     /// Period `k` of the background load begins on a pCPU (`hv::background`).
     Background(PcpuId, u64),
+    /// The host timer interrupt at which a vCPU's VMM polls its mailbox (`hv::vipi`).
+    VmmPoll(VcpuId),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -103,6 +105,7 @@ pub struct World {
     pub(crate) actions: Vec<control::ActionRecord>,
     pub(crate) idle_wait: IdleWhileWaiting,
     pub(crate) vipi_delivery: crate::hv::vipi::VipiDelivery,
+    pub(crate) vmm_timeslice_ns: Ns,
     pub(crate) halt_poll: crate::hv::halt_poll::HaltPollCfg,
     pub(crate) background: Option<crate::hv::background::Background>,
     /// Virtual PMUs of the vCPUs (synthesised only for policies that read them).
@@ -196,6 +199,7 @@ impl Simulation {
             actions: Vec::new(),
             idle_wait: IdleWhileWaiting::new(n_p),
             vipi_delivery: sc.hypervisor.vipi_delivery,
+            vmm_timeslice_ns: sc.hypervisor.vmm_timeslice_ms * 1_000_000,
             halt_poll,
             background,
             pmu: Default::default(),
@@ -598,6 +602,11 @@ impl World {
                 }
             }
             Ev::Background(p, k) => self.background_tick(p, k),
+            Ev::VmmPoll(v) => {
+                if self.vcpus[v].vmm_poll_timer.fire(gen) {
+                    self.vmm_poll(v);
+                }
+            }
             Ev::GuestBalance(vm) => {
                 if self.vms[vm].balance_timer.fire(gen) {
                     self.guest_balance(vm);

@@ -103,6 +103,8 @@ pub struct Vcpu {
     pub exec_timer: Timer,
     /// Guest periodic tick while halted (only without tickless idle).
     pub tick_timer: Timer,
+    /// Next host timer interrupt at which the VMM polls a waiting message (`hv::vipi`).
+    pub vmm_poll_timer: Timer,
     /// PLE: current window (cycles) and spin time since the last exit or dispatch.
     pub ple_window_cycles: u64,
     pub ple_spun_ns: Ns,
@@ -163,6 +165,7 @@ impl Vcpu {
             runq: VecDeque::new(),
             exec_timer: Timer::default(),
             tick_timer: Timer::default(),
+            vmm_poll_timer: Timer::default(),
             ple_window_cycles,
             ple_spun_ns: 0,
             preempted: false,

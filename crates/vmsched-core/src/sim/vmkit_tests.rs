@@ -97,30 +97,49 @@ fn polled_vipis_slow_shootdown_heavy_work() {
     assert!(polled.vms[0].vipi_latency.mean_ns > 20.0 * ipi.vms[0].vipi_latency.mean_ns);
 }
 
-/// `scenarios/vmkit-polling.toml` (2-vCPU `make -j4`, busy ticks) with `vcpus` vCPUs and the
-/// given delivery; same total work.
-fn kbuild(vcpus: u32, delivery: &str) -> String {
-    POLLING.replace("vcpus = 2\npin = [0, 1]", &format!("vcpus = {vcpus}\npin = {:?}", (0..vcpus).collect::<Vec<_>>())).replace("vipi_delivery = \"polling\"", &format!("vipi_delivery = \"{delivery}\""))
+/// `scenarios/vmkit-polling.toml` (2-vCPU `make -j4`) with `vcpus` vCPUs, the given delivery
+/// and workload lines after `kind = "kbuild"`; same total work.
+fn kbuild(vcpus: u32, delivery: &str, workload: &str) -> String {
+    POLLING
+        .replace("vcpus = 2\npin = [0, 1]", &format!("vcpus = {vcpus}\npin = {:?}", (0..vcpus).collect::<Vec<_>>()))
+        .replace("vipi_delivery = \"polling\"", &format!("vipi_delivery = \"{delivery}\""))
+        .replace("jobs = 4", workload)
 }
 
-/// The acceptance point "polling makes a 2-vCPU kbuild slower than a 1-vCPU run" does not
-/// come out of the model: a make woken onto a busy vCPU does get a reschedule IPI, and polling
-/// delays it by milliseconds, but the reschedule IPI is asynchronous (nobody spins for it) and
-/// both vCPUs stay busy with compilers meanwhile; kbuild's TLB shootdowns reach only lazy,
-/// halted vCPUs, which polling does not delay. See docs/policies.md `## vipi_delivery`.
+/// Seed 004 §6.3 and §7.2: a shell-script stage of the build (one shell running short
+/// programs one after another). On 2 vCPUs each forked program is placed on the idle vCPU;
+/// under polling that halted vCPU sees the wake-up only at the next 80 ms time-slice
+/// boundary, so the stage runs slower than on 1 vCPU. A physical IPI removes the wait.
 #[test]
-fn kbuild_reschedule_ipis_reach_busy_vcpus_and_polling_delays_them_without_slowing_the_build() {
-    let one = run(&kbuild(1, "ipi"));
-    let ipi = run(&kbuild(2, "ipi"));
-    let polled = run(&kbuild(2, "polling"));
-    let (t1, ti, tp) = (done_ms(&one), done_ms(&ipi), done_ms(&polled));
-    // No remote vCPU, no IPI.
-    assert_eq!(one.vms[0].vipi_latency.count, 0);
+fn polled_vipis_make_a_2_vcpu_script_stage_slower_than_1_vcpu_and_physical_ipis_do_not() {
+    let stage = "jobs = 1\nunits = 200\ncompile_us = 1000";
+    let one = done_ms(&run(&kbuild(1, "polling", stage)));
+    let one_ipi = done_ms(&run(&kbuild(1, "ipi", stage)));
+    let ipi = run(&kbuild(2, "ipi", stage));
+    let polled = run(&kbuild(2, "polling", stage));
+    let (ti, tp) = (done_ms(&ipi), done_ms(&polled));
+    eprintln!("script stage: 1 vCPU {one:.1} ms, 2 vCPUs ipi {ti:.1} ms, polling {tp:.1} ms");
+    // 1 vCPU: nothing to deliver, so the mode does not matter.
+    assert_eq!(one, one_ipi);
+    assert!(tp > 2.0 * one, "1 vCPU {one:.1} ms, 2 vCPUs polling {tp:.1} ms");
+    assert!(ti < 1.1 * one, "1 vCPU {one:.1} ms, 2 vCPUs ipi {ti:.1} ms");
+}
+
+/// The same mechanism in `make -j4` (the scenario as written): wake-ups of a halted vCPU and
+/// reschedule IPIs to busy ones wait for the VMM, which slows the 2-vCPU build; with four jobs
+/// keeping both vCPUs busy it still beats 1 vCPU (the seed's factor of four does not come out).
+#[test]
+fn polled_vipis_slow_a_2_vcpu_make_j4_build() {
+    let one = done_ms(&run(&kbuild(1, "ipi", "jobs = 4")));
+    let ipi = run(&kbuild(2, "ipi", "jobs = 4"));
+    let polled = run(&kbuild(2, "polling", "jobs = 4"));
+    let (ti, tp) = (done_ms(&ipi), done_ms(&polled));
     assert!(ipi.vms[0].vipi_latency.count > 0 && polled.vms[0].vipi_latency.count > 0);
     let (li, lp) = (ipi.vms[0].vipi_latency.mean_ns, polled.vms[0].vipi_latency.mean_ns);
+    eprintln!("make -j4: 1 vCPU {one:.1} ms, 2 vCPUs ipi {ti:.1} ms, polling {tp:.1} ms; vIPI latency {li:.0} / {lp:.0} ns");
     assert!(lp > 100.0 * li, "mean vIPI latency: ipi {li:.0} ns, polling {lp:.0} ns");
-    assert!(ti < 0.6 * t1, "1 vCPU {t1:.1} ms, 2 vCPUs ipi {ti:.1} ms");
-    assert!((tp / ti - 1.0).abs() < 0.02, "2 vCPUs: ipi {ti:.1} ms, polling {tp:.1} ms (1 vCPU {t1:.1} ms)");
+    assert!(ti < 0.6 * one, "1 vCPU {one:.1} ms, 2 vCPUs ipi {ti:.1} ms");
+    assert!(tp > 1.05 * ti, "2 vCPUs: ipi {ti:.1} ms, polling {tp:.1} ms (1 vCPU {one:.1} ms)");
 }
 
 /// Thread W on vCPU0 signals sleeper S after 5 ms; S is bound to vCPU1, where H computes
@@ -294,4 +313,31 @@ fn a_wake_during_halt_polling_avoids_the_block_and_wake_round_trip() {
     let dispatches = |r: &Results| r.vcpus.iter().map(|x| x.dispatches).sum::<u64>();
     assert!(dispatches(&polled) * 2 < dispatches(&off), "dispatches {} vs {}", dispatches(&polled), dispatches(&off));
     assert!(done_ms(&polled) < done_ms(&off), "polling {} ms vs blocking {} ms", done_ms(&polled), done_ms(&off));
+}
+
+/// Seed 004 §7.2: hackbench "with affinity" pins all senders to vCPU0 and all receivers to
+/// vCPU1 (`sender_affinity`, `receiver_affinity`). The roles stay where they are put: both on
+/// vCPU0 takes as long as one vCPU, and apart every message that makes a pipe readable wakes a
+/// receiver across vCPUs. The seed's slowdown of the apart run (Table 3) does not come out: the
+/// model charges nothing for the cross-core transfer of messages and run-queue data (§7.4).
+#[test]
+fn hackbench_role_affinity_confines_senders_and_receivers() {
+    let hb = |vcpus: u32, extra: &str| {
+        format!(
+            "[host]\ncores_per_socket = 2\n[hypervisor]\nscheduler = \"credit\"\n[[vms]]\nvcpus = {vcpus}\npin = {:?}\n[[vms.workloads]]\nkind = \"hackbench\"\nloops = 20\n{extra}\n",
+            (0..vcpus).collect::<Vec<_>>()
+        )
+    };
+    let one = done_ms(&run(&hb(1, "")));
+    let free = run(&hb(2, ""));
+    let stacked = run(&hb(2, "sender_affinity = [0]\nreceiver_affinity = [0]"));
+    let apart = run(&hb(2, "sender_affinity = [0]\nreceiver_affinity = [1]"));
+    let (tf, ts, ta) = (done_ms(&free), done_ms(&stacked), done_ms(&apart));
+    eprintln!("hackbench: 1 vCPU {one:.1} ms; 2 vCPUs: free {tf:.1}, both roles on vCPU0 {ts:.1}, apart {ta:.1} ms");
+    assert!(tf < 0.7 * one, "free 2 vCPUs {tf:.1} ms vs 1 vCPU {one:.1} ms");
+    assert!((ts / one - 1.0).abs() < 0.05, "both roles on vCPU0 {ts:.1} ms vs 1 vCPU {one:.1} ms");
+    assert_eq!(stacked.vcpus[1].dispatches, 0, "vCPU1 never runs");
+    assert!(ta < 0.7 * one, "apart {ta:.1} ms vs 1 vCPU {one:.1} ms");
+    // Apart, wake-ups cross vCPUs: the waking side pays IPI exits.
+    assert!(apart.vms[0].exits["ipi"] > free.vms[0].exits["ipi"], "ipi exits: apart {}, free {}", apart.vms[0].exits["ipi"], free.vms[0].exits["ipi"]);
 }
