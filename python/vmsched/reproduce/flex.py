@@ -63,7 +63,7 @@ def _pct(x: float) -> float:
 
 #: Number of VMs; VM i has (i mod 4) + 1 vCPUs (1, 2, 3, 4, 1, 2, ...), all running while(1).
 FAIR_COUNTS_FULL = (2, 3, 4, 5, 6, 7, 8)
-FAIR_COUNTS_QUICK = (2, 4, 8)
+FAIR_COUNTS_QUICK = (2, 5, 8)
 
 
 def fairness_scenario(n_vms: int, weights: list[int] | None = None) -> dict:
@@ -123,8 +123,10 @@ FAIRNESS = Reproduction(
     title="Relative lag of heterogeneous (1-4 vCPU) VMs running while(1), equal weights, 4 pCPUs",
     runs=_fairness_runs, measure=_fairness_measure, quantities=_fairness_quantities(),
     claims=[
-        Claim("Flex keeps every VM within 5 % of its GPS share, for every number of VMs",
-              lambda q: q["flex_worst_lag_pct"] <= 5.0),
+        Claim("Flex keeps the mean relative lag at most 5 % for every number of VMs (the "
+              "slide's 'no more than 5 % unfairness', one value per number of VMs)",
+              lambda q: all(q[f"flex_mean_lag_{n}vms_pct"] <= 5.0 for n in FAIR_COUNTS_FULL
+                            if f"flex_mean_lag_{n}vms_pct" in q)),
         Claim("Flex is fairer than Xen credit for every number of VMs with more demand than "
               "pCPUs (mean |relative lag|)",
               lambda q: all(q[f"flex_mean_lag_{n}vms_pct"] < q[f"xen_mean_lag_{n}vms_pct"]
