@@ -633,36 +633,6 @@ mod scenario_tests {
         PARALLEL.replace("scheduler = \"flex\"\n", &format!("scheduler = \"{scheduler}\"\nparams = {{ {params} }}\n"))
     }
 
-    #[test]
-    #[ignore]
-    fn probe() {
-        let seeds: Vec<u64> = std::env::var("SEEDS").unwrap_or("1,2,3,4".into()).split(',').map(|x| x.parse().unwrap()).collect();
-        let variants = std::env::var("VARIANTS").unwrap_or("w,f".into());
-        for seed in seeds {
-            for var in variants.split(',') {
-                let (text, sch) = match var {
-                    "w" => (with("credit", "flexw = true"), "credit"),
-                    "f" => (PARALLEL.to_string(), "flex"),
-                    "fy" => (with("flex", "yield_without_sibling = true"), "flex"),
-                    "fr" => (with("flex", "skip_siblings_last_spinning = true"), "flex"),
-                    "fry" => (with("flex", "skip_siblings_last_spinning = true, yield_without_sibling = true"), "flex"),
-                    "s" => (with("flex", "flexw = false"), "flex"),
-                    "c" => (with("credit", ""), "credit"),
-                    other => (with("flex", other), "flex"),
-                };
-                let text = match std::env::var("ITER") { Ok(n) => text.replace("iterations = 1500", &format!("iterations = {n}")), Err(_) => text };
-                let sc = from_toml_str(&text).unwrap();
-                let ov = Overrides { scheduler: Some(sch.into()), seed: Some(seed), check: false };
-                let mut sim = Simulation::new(&sc, &ov).unwrap();
-                let r = sim.run().unwrap();
-                let per: Vec<String> = r.vms.iter().map(|v| format!("{:.2}", v.completion_ns.unwrap() as f64 / 1e9)).collect();
-                let c = &r.totals.scheduler_counters;
-                let g = |k: &str| c.get(k).copied().unwrap_or(0);
-                println!("PROBE seed {seed} {var:>12}: mean {:.3} per-vm {:?} spin {:.2} det {} sw {} y {} nosib {}", mean_completion_s(&r), per, spin_s(&r), g("flexs_detections"), g("flexs_switches"), g("flexs_yields"), g("flexs_no_sibling"));
-            }
-        }
-    }
-
     fn spin_s(r: &Results) -> f64 {
         r.vms.iter().map(|v| v.guest_ns.on_cpu.barrier_spin).sum::<u64>() as f64 / 1e9
     }
