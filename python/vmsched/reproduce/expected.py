@@ -303,11 +303,11 @@ GAPS: dict[str, dict[str, str]] = {
     "flex-parallel": {
         "mix_flex_gain_over_balance_pct":
             "model result: balance+cap (balance over cfs, each VM capped at its 4/3-pCPU fair share "
-            "by CFS bandwidth control) finishes the mix in 8.66 s against Flex's 7.88 s (seed 1), a "
-            "9.9 % gain; Flex's edge would come from FlexS handing spinners' slices to the sibling "
-            "the barrier waits for, but in the model that sibling is almost never queued on another "
-            "pCPU (30-66 switches per run; docs/policies.md ## flexs), so Flex is little faster than "
-            "FlexW alone (8.55 s), which balance+cap nearly matches",
+            "by CFS bandwidth control) finishes the mix in 8.66 s against Flex's 7.69 s (seed 1), a "
+            "12.6 % gain; FlexS hands spinners' slices to queued siblings (~6 400 switches) and cuts "
+            "barrier spin, but Flex's mean completion is only a few per cent below FlexW alone's "
+            "(8.55 s; 7.29 vs 7.49 s over seeds 1-8, docs/policies.md ## flexs): the 2-vCPU VM "
+            "finishes later as the larger VMs catch up, and balance+cap nearly matches FlexW",
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
     "dp-stream": {

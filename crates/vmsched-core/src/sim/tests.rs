@@ -594,3 +594,34 @@ fn a_capped_vm_gets_its_cap_under_cfs_bandwidth_control() {
         }
     }
 }
+
+const FLEX_PARALLEL: &str = include_str!("../../../../scenarios/flex-parallel.toml");
+
+/// Issue 3 acceptance: FlexW+FlexS (scheduler `flex`) does at least as well as FlexW alone
+/// (credit with FlexW in its accounting) on the mix of busy-waiting parallel VMs. Per seed the
+/// mean completion varies a lot (6-8.5 s) and the two cross (Flex is slower on 3 of 8 seeds),
+/// so the claim is on the mean over seeds 1-8; FlexS's switches also cut the barrier spin and
+/// the makespan, which must show on the same mean. Full-length runs: with 500 or 1000
+/// iterations the mean completion ranks the other way (docs/policies.md `## flexs`).
+#[test]
+fn flexw_plus_flexs_does_at_least_as_well_as_flexw_alone_on_the_busy_waiting_mix_over_seeds() {
+    let flexw = FLEX_PARALLEL.replace("scheduler = \"flex\"\n", "scheduler = \"credit\"\nparams = { flexw = true }\n");
+    let seeds = 1..=8u64;
+    let n = seeds.clone().count() as f64;
+    let mean_s = |r: &Results| r.vms.iter().map(|v| v.completion_ns.expect("finished") as f64 / 1e9).sum::<f64>() / r.vms.len() as f64;
+    let makespan_s = |r: &Results| r.vms.iter().map(|v| v.completion_ns.expect("finished")).max().unwrap() as f64 / 1e9;
+    let spin_s = |r: &Results| r.vms.iter().map(|v| v.guest_ns.on_cpu.barrier_spin).sum::<u64>() as f64 / 1e9;
+    let (mut w, mut f) = ([0.0; 3], [0.0; 3]);
+    for seed in seeds {
+        let (a, b) = (run_seeded(&flexw, "credit", seed), run_seeded(FLEX_PARALLEL, "flex", seed));
+        assert!(b.totals.scheduler_counters["flexs_switches"] > 0);
+        for (acc, r) in [(&mut w, &a), (&mut f, &b)] {
+            acc[0] += mean_s(r) / n;
+            acc[1] += makespan_s(r) / n;
+            acc[2] += spin_s(r) / n;
+        }
+    }
+    let show = format!("mean completion / makespan / barrier spin: Flex {f:.3?} s vs FlexW {w:.3?} s");
+    assert!(f[0] <= w[0], "{show}");
+    assert!(f[1] < w[1] && f[2] < w[2], "{show}");
+}

@@ -197,6 +197,20 @@ impl Credit {
         Decision { next: Some(t), slice_ns: Some(self.tslice_ns.saturating_sub(used).max(MIN_TIMER_NS)) }
     }
 
+    /// Whether `p` has a wake-up tickle pending (`__runq_tickle` asked it to reschedule).
+    pub fn tickled(&self, p: PcpuId) -> bool {
+        self.tickled[p]
+    }
+
+    /// Let running `s` on `p` go on for the `left_ns` left of its slice: a decision that
+    /// changes nothing. For a layer that asked `p` to decide and then chose not to act (FlexS
+    /// without a sibling to switch in); not for a pending wake-up tickle (see `tickled`).
+    pub fn keep_running(&mut self, view: &mut SchedView, p: PcpuId, s: VcpuId, left_ns: Ns) -> Decision {
+        self.burn(s, view.now);
+        self.causes.decided(p, Reason::Timer, true, false);
+        Decision { next: Some(s), slice_ns: Some(left_ns.max(MIN_TIMER_NS)) }
+    }
+
     fn pri_of(&self, v: Option<VcpuId>) -> Pri {
         v.map_or(Pri::Idle, |v| self.units[v].pri)
     }

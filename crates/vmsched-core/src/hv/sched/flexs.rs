@@ -14,17 +14,44 @@
 //!   low BMPR"; the seed does this in `vcpu_acct()` when Xen charges the running vCPU);
 //! - the estimates are reset every `reset_ms` (10 s, "reset BPI and BMPR every 10s" against
 //!   false positives);
-//! - a detected spinner yields its pCPU: two of its VM's other vCPUs are drawn at random and
-//!   those queued on another pCPU's runqueue (and allowed on this pCPU, with the spinner allowed
-//!   there) whose own estimate, from when they last ran, does not show a spin loop are
-//!   candidates (the seed switches in a sibling "that is doing useful work"; one preempted
-//!   mid-spin would only carry the spin over) ("only try twice when looking for siblings to switch — the power of
-//!   two choices"); the better candidate — higher credit priority, then the one runnable and
-//!   waiting the longest — runs on the spinner's pCPU for the rest of the spinner's slice, and
-//!   the spinner takes its place in the other runqueue (`Credit::switch_with`, the seed's
+//! - a detected spinner yields its pCPU to a sibling: two of its VM's other vCPUs are drawn at
+//!   random ("only try twice when looking for siblings to switch — the power of two choices");
+//!   those queued on another pCPU's runqueue (allowed on this pCPU, with the spinner allowed
+//!   there, not parked by a cap) are candidates; the better one — higher credit priority, then
+//!   the one runnable and waiting the longest — runs on the spinner's pCPU for the rest of the
+//!   spinner's slice ("find a sibling vCPU to complete the unfinished time slice"), and the
+//!   spinner takes its place in the other runqueue (`Credit::switch_with`, the seed's
 //!   `load_balance_switch()`): no runqueue changes length or weight and no pCPU gains a second
-//!   vCPU of the VM (no stacking). Without a candidate the spinner yields as `SCHEDOP_yield`
-//!   does (behind one lower-priority unit).
+//!   vCPU of the VM ("switch the two vCPUs to avoid vCPU stacking and run queue weight
+//!   changes");
+//! - without a candidate the spinner goes on with its slice (plain credit), and FlexS tries
+//!   again at the next sample that finds it spinning.
+//!
+//! The two readings where the seed's slides leave room (both options, both measured in
+//! docs/policies.md `## flexs`):
+//! - *The yield is the first half of the switch* (`yield_without_sibling = false`). "Busy-
+//!   waiting vCPU voluntarily yields CPU / Find a sibling vCPU to complete the unfinished time
+//!   slice / Switch the two vCPUs" is one operation: the spinner gives its slice up to a
+//!   sibling. A yield with no sibling would be Xen's `SCHEDOP_yield` (`csched_unit_yield`
+//!   sets `CSCHED_FLAG_UNIT_YIELD`, `__runq_insert` queues the unit behind one lower-priority
+//!   unit, and whoever is next gets a full 30 ms slice, not the unfinished one): the slice goes
+//!   to an arbitrary vCPU, usually another VM's, which is what credit's PLE yield already does
+//!   and what FlexS was built to improve on. Traced on `flex-parallel` (seeds 1-4, always
+//!   yielding): 98-99 % of the other VMs' vCPUs a yield handed the pCPU to had last been seen
+//!   spinning themselves, 25-81 % of yields re-picked the spinner (empty runqueue) and each
+//!   yield that did switch gave a full slice away. `yield_without_sibling = true` yields
+//!   anyway.
+//! - *Any queued sibling is a candidate* (`skip_siblings_last_spinning = false`). The seed
+//!   switches in a sibling "that is doing useful work", but a queued vCPU does nothing; the
+//!   only evidence is its PMU estimate from when it last ran, i.e. what it was doing when
+//!   preempted. For a vCPU preempted in a busy-wait that evidence is stale exactly when it
+//!   matters: if the detected spinner waits at barrier k+1, barrier k has completed, so a
+//!   sibling preempted spinning at barrier k now has barrier k+1's work to do — it is the
+//!   laggard the spinner waits for. With 1 ms compute phases nearly every preempted vCPU was
+//!   preempted spinning, and skipping them removed 99 % of candidates (flex-parallel: 30-360
+//!   switches per run against 3 900-6 800). `skip_siblings_last_spinning = true` skips them.
+//!   The seed's detector judges only the running vCPU ("in vcpu_acct() when Xen charges credit
+//!   to the current running vCPU").
 //!
 //! Choices where the seed is silent (also in docs/policies.md `## flexs`):
 //! - thresholds: BPI ≥ 0.25 and BMPR ≤ 0.5 %, between the synthesised spin profile (BPI 0.3,
@@ -38,7 +65,8 @@
 //!   wait since it became runnable, then the lower vCPU id;
 //! - the switch is carried out at the spinner's pCPU's next decision, which the detector
 //!   requests with a tickle (a physical IPI in Xen); if the spinner stopped running meanwhile
-//!   nothing happens.
+//!   nothing happens; if that decision is also the slice's end or a wake-up's tickle, credit
+//!   decides as usual.
 //!
 //! Leaves out: the inter-CPU runqueue locking cost of the switch (the seed measures ~1 % total
 //! overhead), spin detection for vCPUs that are not running (they retire nothing).
@@ -109,9 +137,11 @@ pub struct FlexSStats {
     pub detections: u64,
     /// Spinners switched with a sibling.
     pub switches: u64,
-    /// Spinners that yielded without a sibling to switch with.
+    /// Spinners that yielded without a sibling to switch with (`yield_without_sibling`).
     pub yields: u64,
     pub resets: u64,
+    /// Spinners that went on with their slice for want of a sibling to switch with.
+    pub no_sibling: u64,
 }
 
 pub struct FlexS {
@@ -127,6 +157,12 @@ pub struct FlexS {
     /// When each vCPU last became runnable and waiting.
     waiting_since: Vec<Ns>,
     next_reset: Ns,
+    /// Whether a spinner without a sibling to switch with yields anyway (see the header).
+    yield_without_sibling: bool,
+    /// Whether a sibling whose estimate showed a spin loop when it last ran is no candidate.
+    skip_last_spinning: bool,
+    /// When the slice of what each pCPU runs ends, as last decided.
+    slice_end: Vec<Ns>,
     rng: RngStream,
     stats: FlexSStats,
 }
@@ -143,6 +179,10 @@ impl FlexS {
         let min_window_instructions = p.u64("min_window_instructions", 250_000, 1, u64::MAX / 2)?;
         // seed 002 "Practical Considerations": reset BPI and BMPR every 10 s.
         let reset_ms = p.f64("reset_ms", 10_000.0, 1.0, 1e9)?;
+        // Reading of "FlexS Design (cont')": the yield is the first half of the switch.
+        let yield_without_sibling = p.bool("yield_without_sibling", false)?;
+        // Reading of "a sibling ... doing useful work": any queued sibling (see the header).
+        let skip_last_spinning = p.bool("skip_siblings_last_spinning", false)?;
         Ok(FlexS {
             credit,
             detector: SpinDetector { bpi_min, bmpr_max: bmpr_max_pct / 100.0, min_window_instructions },
@@ -154,6 +194,9 @@ impl FlexS {
             pending: Vec::new(),
             waiting_since: Vec::new(),
             next_reset: 0,
+            yield_without_sibling,
+            skip_last_spinning,
+            slice_end: Vec::new(),
             rng: RngStream::new(0, "flexs"),
             stats: FlexSStats::default(),
         })
@@ -196,7 +239,7 @@ impl FlexS {
     /// Whether `t` could take over from spinner `s` on `p`: queued on another pCPU, both allowed
     /// where they would go, not parked by a cap.
     fn switchable(&self, view: &SchedView, p: PcpuId, s: VcpuId, t: VcpuId) -> Option<PcpuId> {
-        if view.vcpus[t].run != RunState::Runnable || self.credit.parked(t) || self.last_seen_spinning(t) {
+        if view.vcpus[t].run != RunState::Runnable || self.credit.parked(t) || (self.skip_last_spinning && self.last_seen_spinning(t)) {
             return None;
         }
         let q = self.credit.queued_on(t)?;
@@ -227,6 +270,34 @@ impl FlexS {
         tries.into_iter().reduce(|a, b| self.better(view.now, a, b))
     }
 
+    fn decide(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
+        let now = view.now;
+        if let Some(s) = self.pending[p].take() {
+            if prev == Some(s) && prev_runnable && matches!(why, Reason::Timer | Reason::Yield) {
+                if let Some(t) = self.pick_sibling(view, p, s) {
+                    self.stats.switches += 1;
+                    self.waiting_since[s] = now;
+                    return self.credit.switch_with(view, p, s, t);
+                }
+                // No sibling: unless this decision is also the slice's end or a wake-up's
+                // tickle, the spinner goes on with its slice (or yields, if so configured).
+                let left_ns = self.slice_end[p].saturating_sub(now);
+                if !self.yield_without_sibling && why == Reason::Timer && left_ns > 0 && !self.credit.tickled(p) {
+                    self.stats.no_sibling += 1;
+                    return self.credit.keep_running(view, p, s, left_ns);
+                }
+                let why = if self.yield_without_sibling { Reason::Yield } else { why };
+                self.stats.yields += self.yield_without_sibling as u64;
+                let d = self.credit.do_schedule(view, p, prev, prev_runnable, why);
+                self.note_waiting(now, prev, prev_runnable, &d);
+                return d;
+            }
+        }
+        let d = self.credit.do_schedule(view, p, prev, prev_runnable, why);
+        self.note_waiting(now, prev, prev_runnable, &d);
+        d
+    }
+
     fn note_waiting(&mut self, now: Ns, prev: Option<VcpuId>, prev_runnable: bool, d: &Decision) {
         if let Some(v) = prev.filter(|&v| prev_runnable && d.next != Some(v)) {
             self.waiting_since[v] = now;
@@ -249,6 +320,7 @@ impl HvScheduler for FlexS {
         self.est = vec![Estimate::default(); nv];
         self.pending = vec![None; view.n_pcpus()];
         self.waiting_since = vec![0; nv];
+        self.slice_end = vec![0; view.n_pcpus()];
         self.next_reset = view.now + self.reset_ns;
         view.arm(SAMPLE_TIMER, view.now + self.sample_ns);
         self.credit.init(view);
@@ -264,22 +336,8 @@ impl HvScheduler for FlexS {
     }
 
     fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
-        let now = view.now;
-        if let Some(s) = self.pending[p].take() {
-            if prev == Some(s) && prev_runnable && matches!(why, Reason::Timer | Reason::Yield) {
-                if let Some(t) = self.pick_sibling(view, p, s) {
-                    self.stats.switches += 1;
-                    self.waiting_since[s] = now;
-                    return self.credit.switch_with(view, p, s, t);
-                }
-                self.stats.yields += 1;
-                let d = self.credit.do_schedule(view, p, prev, prev_runnable, Reason::Yield);
-                self.note_waiting(now, prev, prev_runnable, &d);
-                return d;
-            }
-        }
-        let d = self.credit.do_schedule(view, p, prev, prev_runnable, why);
-        self.note_waiting(now, prev, prev_runnable, &d);
+        let d = self.decide(view, p, prev, prev_runnable, why);
+        self.slice_end[p] = d.slice_ns.map_or(Ns::MAX, |s| view.now + s);
         d
     }
 
@@ -306,7 +364,7 @@ impl HvScheduler for FlexS {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let s = self.stats;
         let mut c = self.credit.counters();
-        c.extend([("flexs_detections", s.detections), ("flexs_switches", s.switches), ("flexs_yields", s.yields), ("flexs_resets", s.resets)]);
+        c.extend([("flexs_detections", s.detections), ("flexs_switches", s.switches), ("flexs_yields", s.yields), ("flexs_resets", s.resets), ("flexs_no_sibling", s.no_sibling)]);
         c
     }
 
@@ -344,7 +402,12 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn flexs() -> FlexS {
-        FlexS::from_params(&mut Params::new(&BTreeMap::new())).unwrap()
+        flexs_with(&[])
+    }
+
+    fn flexs_with(opts: &[&str]) -> FlexS {
+        let m: BTreeMap<String, toml::Value> = opts.iter().map(|k| (k.to_string(), toml::Value::Boolean(true))).collect();
+        FlexS::from_params(&mut Params::new(&m)).unwrap()
     }
 
     fn det() -> SpinDetector {
@@ -397,8 +460,11 @@ mod tests {
     /// pCPUs 0-2; VM 0 has vCPUs 0, 1, 2; VM 1 has vCPUs 3, 4. vCPU 0 runs on pCPU 0, VM 1 on
     /// pCPUs 1 and 2, and VM 0's vCPUs 1 and 2 wait on pCPUs 1 and 2 (vCPU 2 since 5 ms).
     fn rig() -> (Kit, FlexS) {
-        let mut k = Kit::new(3, &[3, 2]);
-        let mut f = flexs();
+        rig_with(&[3, 2], flexs())
+    }
+
+    fn rig_with(vms: &[usize], mut f: FlexS) -> (Kit, FlexS) {
+        let mut k = Kit::new(3, vms);
         f.set_seed(7);
         k.init(&mut f);
         k.vcpus[0].last_pcpu = 0;
@@ -467,27 +533,54 @@ mod tests {
     }
 
     #[test]
-    fn a_sibling_last_seen_spinning_is_no_candidate() {
+    fn a_sibling_last_seen_spinning_is_a_candidate_unless_asked_to_skip_it() {
+        // vCPU 1 was preempted in a spin loop: its estimate shows one.
+        let spun = |f: &mut FlexS| f.est[1].update(0.5, &window(1_000_000, 0.30, 0.0005));
         let (mut k, mut f) = rig();
         k.now = 6 * NS_PER_MS;
+        spun(&mut f);
+        assert_eq!(k.with(|view| f.pick_sibling(view, 0, 0)), Some(1), "default: its wait may be over");
+        let (mut k, mut f) = rig_with(&[3, 2], flexs_with(&["skip_siblings_last_spinning"]));
+        k.now = 6 * NS_PER_MS;
         assert_eq!(k.with(|view| f.pick_sibling(view, 0, 0)), Some(1));
-        // vCPU 1 was preempted in a spin loop: its estimate shows one. Only vCPU 2 is left.
-        f.est[1].update(0.5, &window(1_000_000, 0.30, 0.0005));
-        assert_eq!(k.with(|view| f.pick_sibling(view, 0, 0)), Some(2));
+        spun(&mut f);
+        assert_eq!(k.with(|view| f.pick_sibling(view, 0, 0)), Some(2), "skipped: only vCPU 2 is left");
         // The 10 s reset forgets it.
         f.est[1] = Estimate::default();
         assert_eq!(k.with(|view| f.pick_sibling(view, 0, 0)), Some(1));
     }
 
-    #[test]
-    fn a_spinner_without_a_sibling_to_switch_with_yields() {
-        let (mut k, mut f) = rig();
+    /// The rig plus VM 1's third vCPU (5) queued on pCPU 0 behind spinner vCPU 0, and vCPU 0's
+    /// siblings pinned where they wait, so none can be switched in. vCPU 0 then spins.
+    fn spinner_without_candidate(f: FlexS) -> (Kit, FlexS) {
+        let (mut k, mut f) = rig_with(&[3, 3], f);
+        k.vcpus[5].last_pcpu = 0;
+        k.wake(&mut f, 5);
+        assert_eq!((k.pcpu_cur[0], f.credit.queued_on(5)), (Some(0), Some(0)));
         k.affinity[1] = Some(vec![1]);
         k.affinity[2] = Some(vec![2]);
         k.vcpus[0].pmu = window(1_000_000, 0.30, 0.0005);
         k.advance(&mut f, 6 * NS_PER_MS);
-        assert_eq!((f.stats().detections, f.stats().switches, f.stats().yields), (1, 0, 1));
-        assert_eq!(k.pcpu_cur[0], Some(0), "nothing else to run on pCPU 0: it keeps running");
+        (k, f)
+    }
+
+    #[test]
+    fn a_spinner_without_a_sibling_to_switch_with_keeps_its_slice() {
+        let (k, f) = spinner_without_candidate(flexs());
+        let s = f.stats();
+        assert_eq!((s.detections, s.switches, s.yields, s.no_sibling), (1, 0, 0, 1));
+        assert_eq!(k.pcpu_cur[0], Some(0), "the spinner goes on; vCPU 5 still waits");
+        assert_eq!(f.credit.queued_on(5), Some(0));
+        assert_eq!(f.slice_end[0], 30 * NS_PER_MS, "with the slice it was given at 0");
+    }
+
+    #[test]
+    fn with_yield_without_sibling_a_spinner_without_a_sibling_yields_its_pcpu() {
+        let (k, f) = spinner_without_candidate(flexs_with(&["yield_without_sibling"]));
+        let s = f.stats();
+        assert_eq!((s.detections, s.switches, s.yields, s.no_sibling), (1, 0, 1, 0));
+        assert_eq!(k.pcpu_cur[0], Some(5), "SCHEDOP_yield: the next in pCPU 0's runqueue runs");
+        assert_eq!(f.credit.queued_on(0), Some(0));
     }
 
     #[test]
