@@ -71,6 +71,7 @@
 //! Leaves out: the inter-CPU runqueue locking cost of the switch (the seed measures ~1 % total
 //! overhead), spin detection for vCPUs that are not running (they retire nothing).
 
+use super::forward_hooks;
 use super::credit::{Credit, Pri};
 use super::{Decision, HvScheduler, Params, Reason, SchedView};
 use crate::engine::{Ns, RngStream, NS_PER_MS};
@@ -306,9 +307,7 @@ impl FlexS {
 }
 
 impl HvScheduler for FlexS {
-    fn enforces_caps(&self) -> bool {
-        true
-    }
+    forward_hooks!(credit: pause_exit, vipi_pending, tasklet_mode, enforces_caps);
 
     fn name(&self) -> &'static str {
         "flex"
@@ -347,18 +346,6 @@ impl HvScheduler for FlexS {
         } else {
             self.credit.timer(view, id);
         }
-    }
-
-    fn pause_exit(&mut self, view: &mut SchedView, v: VcpuId) -> bool {
-        self.credit.pause_exit(view, v)
-    }
-
-    fn vipi_pending(&mut self, view: &mut SchedView, v: VcpuId) {
-        self.credit.vipi_pending(view, v);
-    }
-
-    fn tasklet_mode(&self) -> super::TaskletMode {
-        self.credit.tasklet_mode()
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
