@@ -159,62 +159,65 @@ SEED: dict[str, dict[str, Seed]] = {
 GAPS: dict[str, dict[str, str]] = {
     # -- seed 000: FlexCore (numbers: means over the simulation seeds 1-3, flexcore.SEEDS) --------
     "flexcore-fig2-fig8": {
-        "dedup_ipi_pct_2vm":
-            "Fig. 2's 71 + 15 % waste means the 2VM run uses 7x the useful work in CPU time; with Fig. 1 "
-            "(3.2x longer on half the pCPUs, i.e. 1.6x the 1VM's CPU time, kernel 3.7x) that needs a 1VM "
-            "run about 40 % idle (dedup's pipeline stages and I/O), which the model's pool of identical "
-            "workers is not (13 % halted, at barriers). The workload was fitted to Fig. 1; there IPI "
-            "waits are 12 % of guest CPU time, and more frequent shootdowns make the 2VM run collapse "
-            "(calibration.toml flexcore: every 50 instead of 60 iterations gives 4.7x)",
-        "in the 2VM case dedup loses more time to function-call IPIs than to spinlocks":
-            "model result at the Fig. 1 fit: spinlock 12.7 %, IPI 12.4 % of guest CPU time. Fig. 1's "
-            "kernel ratio of 3.7 needs long critical sections (20 µs, a quarter of the 1VM's CPU time), "
-            "whose lock-holder and lock-waiter preemption in 2VM costs as much as the IPI waits; the "
-            "shootdown rates that would make IPIs dominate collapse the run (see dedup_ipi_pct_2vm)",
+        "dedup_spin_pct_2vm":
+            "dedup's workload is fitted jointly to Fig. 1 and Fig. 2's 2VM shares (calibration.toml "
+            "flexcore.dedup); at every stable point of the grid the 2VM spinlock share is 2-7 % of guest "
+            "CPU time (here 5.8 %): it rises above 10 % only at the edge where a seed's 2VM run collapses "
+            "into lock-waiter preemption (ticket lock; e.g. 30 µs sections with a shootdown every 7 "
+            "iterations and 300 µs waits: 10.7 %, one seed 4.2x instead of ~3.2x). The function-call IPI "
+            "share, fitted with it, holds (60 %, seed 71 %)",
         "dedup_ipi_pct_flexcore":
-            "after ballooning every IPI target runs on its own pCPU and a function-call IPI to a "
-            "running vCPU is acknowledged almost at once, so the share is ~0; the seed's remaining 14 % "
-            "needs an IPI cost or rate on dedicated pCPUs (vAPIC emulation without APICv, dedup's mm "
-            "and file-system work) that the Fig. 1 fit does not give",
+            "model result 20 % (seed 14 %): after ballooning 12 workers share 6 vCPUs and the one "
+            "address-space lock, whose 30 µs sections (Fig. 1's kernel ratio needs them) are saturated "
+            "at 6 vCPUs; shootdowns then wait on targets busy in that contention. Not analysed further",
         "dedup_spin_pct_flexcore":
-            "after ballooning the model's dedup waits only on native contention of its two locks at 6 "
-            "vCPUs (2.1 %); the seed's dedup takes many more kernel locks (mm, VFS, I/O; §4.2) than the "
-            "workload's two",
+            "after ballooning the one address-space lock is saturated (30 µs sections, twice per "
+            "iteration, 12 workers on 6 vCPUs): 13.8 % native spin against the seed's 4 %. The seed's "
+            "dedup spreads its kernel work over many locks (mm, VFS, I/O; §4.2) and has less of it under "
+            "one lock; the model has only the one lock that §4.2 names, with all of the kernel work Fig. "
+            "1's kernel ratio needs",
     },
     "flexcore-fig7": {
         "dedup_reduction_pct":
-            "the seed's ballooned dedup runs in 0.65x its 1VM time (3.2 x (1 - 0.796)): faster on 6 "
-            "pCPUs than alone on 12, from dedup's own scalability limits at 12 vCPUs (pipeline, I/O, "
-            "mm locks; §2.4), which the model leaves out. The model's ballooned run takes 1.70x the "
-            "1VM time (6 pCPUs, barrier imbalance), so the reduction is capped near 1 - 1.70 / 2.76",
+            "model result 58 % (seed 79.6 %): the seed's ballooned dedup runs in 0.65x its 1VM time (3.2 x "
+            "(1 - 0.796)), faster on 6 pCPUs than alone on 12; the model's takes 1.43x its 1VM time (3.44 "
+            "x 0.417): the 1VM run is 35 % idle in dedup's blocking waits, but ballooned it still "
+            "queues on the saturated address-space lock (see flexcore-fig2-fig8 dedup_spin_pct_flexcore) "
+            "and the control centre binds the vCPUs only after 39 % of the run (dedup_balloon_done_pct)",
         "streamcluster_reduction_pct":
             "the 2VM/1VM ratio is fitted (2.54, seed 2.6), but the seed's ballooned streamcluster runs "
             "in 1.50x its 1VM time, faster than half the 1VM speed; the model's takes 1.79x (vips and "
             "swaptions: model 1.81x and 1.78x, seed 1.88x and 1.74x, both hold). Guest scalability at 12 "
             "vCPUs is not modelled",
-        "average_reduction_pct": "follows from dedup and streamcluster (vips and swaptions hold)",
         "dedup_kernel_fc_pct_of_2vm":
-            "the critical sections are fixed kernel work (20 µs twice per iteration, which Fig. 1's "
-            "kernel ratio needs), so ballooning brings the kernel time down to that work plus native "
-            "waits, 0.69x the 1VM's; the seed's 9.7 % is 0.36x its 1VM kernel time (3.7 x 0.097): the "
-            "seed's dedup at 12 vCPUs wastes kernel time that the model's 1VM run does not (guest "
-            "scalability)",
+            "model result 29 % (seed 9.7 %): the critical sections are fixed kernel work (30 µs twice per "
+            "iteration, which Fig. 1's kernel ratio needs), and ballooned they add native spin on the "
+            "saturated address-space lock; the seed's 9.7 % is 0.36x its 1VM kernel time (3.7 x 0.097), "
+            "so the seed's dedup at 12 vCPUs wastes kernel time that the model's 1VM run does not "
+            "(guest scalability)",
         "streamcluster_kernel_fc_pct_of_2vm":
             "as dedup: the seed's 6.6 % is 0.42x its 1VM kernel time (6.3 x 0.066); the model's "
             "ballooned kernel time is 0.89x the 1VM's",
         "dedup_balloon_done_pct":
+            "model result 39 % (seed 'nearly 25 %'): the control centre decides at its first check (1 s "
+            "of seed time, 20 ms simulated), but the guest's hotplug then takes 75-105 ms simulated (4-5 s "
+            "of seed time: the parked kernel threads and cpu_down run on preempted, contended vCPUs) "
+            "before the vCPUs are bound; dedup's FlexCore run stands for only ~17 s of seed time (time "
+            "scale 51, fitted to Table 1's 2VM count), so this is 39 % of it. The other applications "
+            "bind at 11-22 %. Not fitted (a with-FlexCore number)",
+        "swaptions_balloon_done_pct":
             "the model's workers contend from the first millisecond, so the control centre decides at "
-            "its first check (1 s of seed time) and binds when the hotplug is done; the seed's "
-            "applications start with lighter phases (§3: 'before vCPU ballooning ... not much "
-            "coordination') and FlexCore acts after 'nearly 25 %' of the run. The workload has no "
-            "such phase (adding one would be fitting to a FlexCore number)",
-        "swaptions_balloon_done_pct": "as dedup",
-        "streamcluster_balloon_done_pct": "as dedup",
+            "its first check (1 s of seed time) and binds when the hotplug is done (15 % of the run); the "
+            "seed's applications start with lighter phases (§3: 'before vCPU ballooning ... not much "
+            "coordination') and FlexCore acts after 'nearly 25 %' of the run. The workload has no such "
+            "phase (adding one would be fitting to a FlexCore number)",
+        "streamcluster_balloon_done_pct": "as swaptions",
     },
     "flexcore-table1": {
         "dedup_ple_flexcore_1e6":
-            "after ballooning dedup still spins on its two locks (20 µs sections, fitted to Fig. 1's "
-            "kernel ratio): 69 kHz of PLE exits on dedicated pCPUs, 3x the seed's count",
+            "after ballooning dedup still spins on its one address-space lock (30 µs sections, fitted to "
+            "Fig. 1 with Fig. 2; saturated at 6 vCPUs): 789 kHz of PLE exits on dedicated pCPUs, 13x the "
+            "seed's count",
         "vips_ple_flexcore_1e6":
             "the control centre balloons at its first check (see flexcore-fig7 "
             "dedup_balloon_done_pct), so few PLE exits accumulate before; in the seed most of "
@@ -228,6 +231,12 @@ GAPS: dict[str, dict[str, str]] = {
             "fixed 4096-cycle window (2.2 µs) a waiting vCPU exits about every 3 µs. The seed's "
             "'approximately 500 kHz' is a round figure (with Table 1's 8.13e7 it would mean a 160 s "
             "run)",
+        "the PLE rate after ballooning is at least 10× lower than before, for every application":
+            "holds for vips, swaptions and streamcluster (47-233x lower); dedup's falls only 2.9x (2,293 "
+            "-> 789 kHz): ballooned, its 12 workers queue on the one address-space lock, saturated at 6 "
+            "vCPUs with the 30 µs sections of the joint Fig. 1 + Fig. 2 fit, and each waiter exits every "
+            "~3 µs (fixed 4096-cycle window). The seed's dedup (98 % fewer PLE exits) spreads its kernel "
+            "work over more locks than the one §4.2 names",
         "swaptions_ple_rate_after_khz":
             "after ballooning the model's swaptions waits only on native contention of 5 µs sections, "
             "which seldom outlasts the 2.2 µs window; the seed's 'approximately 10 kHz' needs longer "
