@@ -80,6 +80,16 @@ impl World {
         r
     }
 
+    /// When the hypervisor work that pCPU `p` is doing for its current vCPU (world switch, exit
+    /// handling) ends, if it has not yet: a reschedule IPI is taken only after it, as the host
+    /// finishes a VM entry or an exit handler before it handles the interrupt.
+    pub(crate) fn hv_work_ends(&mut self, p: PcpuId) -> Option<Ns> {
+        let v = self.pcpu_cur[p]?;
+        self.advance_time(v);
+        let vc = &self.vcpus[v];
+        (vc.hv_debt_ns > 0).then(|| self.q.now() + vc.bg_debt_ns + vc.hv_debt_ns)
+    }
+
     pub(crate) fn tickle(&mut self, p: PcpuId) {
         if !self.pcpus[p].resched_pending {
             self.pcpus[p].resched_pending = true;

@@ -569,9 +569,13 @@ impl World {
             }
             Ev::Resched(p) => {
                 if self.pcpus[p].resched_pending && !self.in_tasklet(p) {
-                    self.pcpus[p].resched_pending = false;
-                    let why = if std::mem::take(&mut self.pcpus[p].yield_pending) { sched::Reason::Yield } else { sched::Reason::Timer };
-                    self.schedule(p, why);
+                    if let Some(at) = self.hv_work_ends(p) {
+                        self.q.push(at, Ev::Resched(p));
+                    } else {
+                        self.pcpus[p].resched_pending = false;
+                        let why = if std::mem::take(&mut self.pcpus[p].yield_pending) { sched::Reason::Yield } else { sched::Reason::Timer };
+                        self.schedule(p, why);
+                    }
                 }
             }
             Ev::SchedTimer(id) => {
