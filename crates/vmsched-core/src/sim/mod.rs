@@ -199,7 +199,7 @@ impl Simulation {
             actions: Vec::new(),
             idle_wait: IdleWhileWaiting::new(n_p),
             vipi_delivery: sc.hypervisor.vipi_delivery,
-            vmm_timeslice_ns: sc.hypervisor.vmm_timeslice_ms * 1_000_000,
+            vmm_timeslice_ns: sc.hypervisor.vmm_timeslice_ms * NS_PER_MS,
             halt_poll,
             background,
             pmu: Default::default(),

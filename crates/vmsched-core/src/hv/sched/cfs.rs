@@ -419,7 +419,7 @@ impl HvScheduler for Cfs {
             self.dequeue(v);
         }
         self.set_active(view, v, false);
-        if view.pcpu_cur[p].map_or(true, |c| view.vcpus[c].vm != vm) && !self.vm_queued_on(view, vm, p) {
+        if self.bw.capped(vm) && view.pcpu_cur[p].map_or(true, |c| view.vcpus[c].vm != vm) && !self.vm_queued_on(view, vm, p) {
             self.bw.cfs_rq_emptied(vm, p);
         }
     }
@@ -439,7 +439,7 @@ impl HvScheduler for Cfs {
                 }
             } else {
                 self.set_active(view, v, false);
-                if !self.vm_queued_on(view, vm, p) {
+                if self.bw.capped(vm) && !self.vm_queued_on(view, vm, p) {
                     self.bw.cfs_rq_emptied(vm, p);
                 }
             }

@@ -78,7 +78,7 @@ impl Bandwidth {
         (cap_pct as u128 * self.period_ns as u128 / 100) as i64
     }
 
-    fn capped(&self, vm: VmId) -> bool {
+    pub fn capped(&self, vm: VmId) -> bool {
         self.vms[vm].cap_pct > 0
     }
 
