@@ -6,7 +6,9 @@ I/O under Xen 4.1. Here: ``scenarios/consolidation-specvirt.toml`` (2 tiles of s
 16 vCPUs on 6 pCPUs), every server's arrival rate scaled by one load factor, under three
 configurations of credit (docs/policies.md ## tasklets, ## csrc):
 
-- ``original``: tasklets in the idle vCPU, no CSRC (the seed's unoptimised Xen 4.1);
+- ``original``: tasklets in the idle vCPU, no CSRC (the seed's unoptimised Xen 4.1; the
+  scenario also takes 4.1's wake-up, ``wake = "xen41"``, and its load balancing without a
+  rate limit, docs/policies.md ## credit_wake);
 - ``softirq``: dynamically-allocable tasklets in softirq context (§5.2);
 - ``csrc``: softirq tasklets and the context-switch rate controller (§5.3).
 
