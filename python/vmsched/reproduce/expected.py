@@ -259,54 +259,48 @@ GAPS: dict[str, dict[str, str]] = {
                   "so the I/O-instruction exits have no count to model",
     },
     "csrc-table3-table4": {
-        "sched_softirq": "counted at softirq tasklets' own compliant peak, as the seed counts "
-                         "(§5.3): 11.4 tiles in the model, where their response time reaches the "
-                         "original's 0.73 ms at 9 tiles. The model's softirq scheduler calls fall "
-                         "as the load grows (full run, seeds 1-4: 12,697 at 8 tiles, 11,762 at 9 "
-                         "(within), 9,933 at 11, 8,904 at 12): busier vCPUs block less and a woken "
-                         "vCPU finds fewer idle pCPUs. The peak lies 27 % above the original's "
-                         "because the model's response time has no knee near 9 tiles (softirq: "
-                         "0.43 ms at 8, 0.51 at 9, 0.67 at 11), see csrc-fig15-17",
-        "sched_csrc": "counted at CSRC's own compliant peak, 12.0 tiles in the model (see "
-                      "sched_softirq); at 9 tiles it is 11,556 (within). There CSRC keeps most "
-                      "vCPUs a woken one would preempt (wake-up switches 437 /s/pCPU against "
-                      "softirq alone's 3,032 at 12 tiles) and the kept vCPUs block less (HLT "
-                      "switches 4,908 against 5,671), so calls fall with the switches",
-        "cs_csrc": "counted at CSRC's own compliant peak, 12.0 tiles (see sched_softirq and "
-                   "sched_csrc); at 9 tiles it is 11,039 (within)",
-        "sched_reduction_csrc_pct": "the two counts are taken at the two compliant peaks, 11.4 and "
-                                    "12.0 tiles, far above the seed's (see sched_softirq). At the "
-                                    "same load the model's CSRC saves 1.8 % of the calls at 9 tiles, "
-                                    "4.9 % at 10, 15 % at 11: skipped wake-up preemptions take the "
-                                    "tickles and blocks that would follow them along",
-        "cs_reduction_csrc_pct": "taken at the two compliant peaks (11.4 and 12.0 tiles), where the "
-                                 "rate criterion fires on most wake-ups; the model's saving grows "
-                                 "with load (same load: 2.3 % at 9 tiles, 12.8 % at 10, 28 % at 11, "
-                                 "39 % at 12). With the seed's peaks (CSRC's about +15 %, Figure 15) "
-                                 "it would lie near 10 tiles",
+        "sched_csrc": "counted at CSRC's own compliant peak, as the seed counts (§5.3): 10.5 tiles "
+                      "in the model (softirq tasklets': 9.2), the first load where its mail and web "
+                      "servers answer slower than in the original at 9 tiles. The model's scheduler "
+                      "calls fall with the load (softirq alone, seeds 1-4: 12,697 /s/pCPU at 8 "
+                      "tiles, 11,762 at 9, 9,933 at 11: busier vCPUs block less), and CSRC takes "
+                      "calls away with the wake-up preemptions it skips (same load: 11,556 at 9 "
+                      "tiles, 1.8 % below softirq alone; 10,234 at 10, 4.9 % below; 8,455 at 11, "
+                      "15 % below; wake-up switches 2,269 against 3,811 at 10 tiles). In the seed "
+                      "the calls stay flat (13,668 → 13,616) while the switches fall 19 %: most of "
+                      "its scheduler calls are ones CSRC does not touch",
+        "sched_reduction_csrc_pct": "the counts are taken at the two compliant peaks, 9.2 tiles "
+                                    "(softirq tasklets) and 10.5 (CSRC): the model's calls fall "
+                                    "with the load itself and with CSRC's skipped preemptions "
+                                    "(see sched_csrc); at the same load CSRC saves 1.8 % of the "
+                                    "calls at 9 tiles and 4.9 % at 10",
+        "cs_reduction_csrc_pct": "between the two compliant peaks (9.2 and 10.5 tiles): CSRC's "
+                                 "saving at the same load grows with the load as the rate "
+                                 "criterion fires on more wake-ups (2.3 % at 9 tiles, 12.8 % at "
+                                 "10, 28 % at 11, 39 % at 12), and softirq alone makes fewer "
+                                 "switches at a higher load (11,100 /s/pCPU at its 9.2-tile peak, "
+                                 "about 9,970 at 10.5), so between the peaks 28 % against the "
+                                 "seed's 19.3 %",
         "CSRC leaves scheduler calls nearly unchanged (within 5 %)":
-            "see sched_reduction_csrc_pct: between the compliant peaks (11.4 and 12.0 tiles) the "
-            "model's CSRC saves 30 % of the calls; at the same load it holds up to 10 tiles "
-            "(1.8 % at 9, 4.9 % at 10)",
+            "see sched_reduction_csrc_pct: between the compliant peaks (9.2 and 10.5 tiles) the "
+            "model's CSRC makes 19 % fewer calls than softirq tasklets alone; at the same load the "
+            "claim holds up to 10 tiles (1.8 % at 9, 4.9 % at 10)",
     },
     "csrc-fig15-17": {
-        "tput_per_util_gain_csrc_pct": "CSRC's compliant peak lies at 12.0 tiles (the load where its "
-                                       "response time reaches the original's 0.73 ms at 9 tiles), "
-                                       "33 % above the original's, with the host 98.9 % busy; the "
-                                       "model's CPU per request falls above 9 tiles (warmer caches "
-                                       "as vCPUs run longer: 190 µs per request for the original at "
-                                       "9 tiles, 148 µs for CSRC at 12), so throughput per CPU keeps "
-                                       "rising with the load. At the same load the gain is 12.5 %. "
-                                       "The peak is far out because the model's response time grows "
-                                       "slowly with load (CSRC: 0.47 ms at 9 tiles, 0.62 at 11): "
-                                       "no knee like the seed's (Figure 4)",
         "resp_original_peak_ms": "not fitted: the model's request is its CPU work at the fitted size, "
                                  "one or two iSCSI I/Os of 100 µs each (an estimate, "
                                  "guest/workloads.rs) and queueing at 2.7 vCPUs per pCPU. Already "
                                  "at 2 tiles the model answers in 0.32 ms (the seed: 0.13 ms at "
                                  "light load, Figure 4), and it rises slowly (0.43 ms at 6 tiles, "
                                  "0.72 at 8, 0.73 at 9, 2.1 at 10, means of seeds 1-4); the seed "
-                                 "gives no per-request service demand to calibrate the floor against",
+                                 "gives no per-request service demand to calibrate the floor against. "
+                                 "Above the original's peak the host never saturates in throughput, "
+                                 "so its response time grows no faster: the CPU per request falls "
+                                 "once requests queue: a server thread serves several "
+                                 "requests per dispatch and pays one cache refill for them (refill "
+                                 "per request in the original: 101 µs at 8 tiles, 93 at 9, 44 at 13; "
+                                 "throughput keeps up with the offered load to 13 tiles), while the "
+                                 "seed's CPI rises 88 % from 1 to 9 tiles (§4.1, Figure 8)",
         "at light load the response time with tasklets and CSRC is slightly higher than the "
         "original's (by at most 20 %)":
             "CSRC changes nothing at light load in the model (CSRC / softirq alone = 1.00 at 4 "
