@@ -23,6 +23,23 @@
 //!   strictly higher-priority unit from a peer (rate limited to once per 1 ms per pCPU);
 //! - placement on wake: the unit's pCPU if idle, else an idle pCPU (same socket first), else
 //!   its pCPU; tickling of idle pCPUs and BOOST preemption (`__runq_tickle`);
+//!   `wake = "place_idle"`, the default. This stands for current Xen (4.7 and later,
+//!   `xen/common/sched/credit.c` `csched_unit_wake` → `__runq_tickle`): the woken unit is
+//!   queued on its pCPU, which is tickled if idle; if it is busy and an idler suits the unit,
+//!   only that idler is tickled (one, cycling, `opt_tickle_one_idle`) and takes the unit by
+//!   load balancing, whatever the priorities; the busy pCPU itself is tickled only when no
+//!   idler suits and the unit outranks the current one. Placing the unit on the idler
+//!   directly is the model's shortcut for that tickle-and-steal;
+//! - `wake = "xen41"`: Xen 4.1's wake-up (the seed 001 baseline; `xen/common/sched_credit.c`
+//!   of 4.1, `csched_vcpu_wake` → `__runq_tickle`, read in a 4.1-based tree, e.g.
+//!   moksha11/xen-hv): no placement, the unit is queued on the pCPU it last ran on; that pCPU
+//!   is tickled when the unit's priority is strictly higher than its current one's, and
+//!   *also*, whenever that pCPU is busy (current priority above IDLE), one idle pCPU in the
+//!   unit's affinity (`cycle_cpu(last_tickle_cpu, idle_mask)`; `opt_tickle_one_idle`, on by
+//!   default). Both run the scheduler: one of them finds the work gone (a call that keeps
+//!   its vCPU). "Idle" is Xen's `prv->idlers`: every pCPU running the idle vCPU, tickled or
+//!   not. Leaves out: the per-pCPU `last_tickle_cpu` belongs to the waker's pCPU in Xen;
+//!   here it is kept per pCPU the unit is queued on (the model does not know the waker's);
 //! - yield (`SCHEDOP_yield`, and Xen's PLE handler which calls it): re-queued behind one
 //!   lower-priority unit, never stolen while yielding.
 //!
@@ -97,6 +114,19 @@ pub struct Credit {
     migrations_running: u64,
     /// Why each context switch happened (seed 001 Figure 12), `switch_causes.rs`.
     causes: SwitchCauses,
+    wake: WakeRule,
+    /// Xen 4.1's `last_tickle_cpu`, per pCPU a unit is queued on (`WakeRule::Xen41`).
+    last_tickle: Vec<PcpuId>,
+}
+
+/// How a woken unit is placed and which pCPUs are tickled (`hypervisor.params.wake`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakeRule {
+    /// Place on an idle pCPU if there is one, else preempt the unit's pCPU if it outranks the
+    /// current unit (current Xen's `__runq_tickle`, with the steal folded into placement).
+    PlaceIdle,
+    /// Xen 4.1: queue on the last pCPU; tickle it if outranked, and one idler if it is busy.
+    Xen41,
 }
 
 impl Credit {
@@ -118,6 +148,11 @@ impl Credit {
         };
         let csrc = Csrc::from_params(p)?;
         let flexw = FlexWAcct::from_params(p, flexw_by_default)?;
+        // Wake-up placement and tickling: current Xen's (default) or Xen 4.1's (seed 001).
+        let wake = match p.choice("wake", "place_idle", &["place_idle", "xen41"])? {
+            "xen41" => WakeRule::Xen41,
+            _ => WakeRule::PlaceIdle,
+        };
         let tslice_ns = (tslice_ms * NS_PER_MS as f64) as Ns;
         let ticks = if tslice_ms < 3.0 { 1 } else { 3 }; // CSCHED_TICKS_PER_TSLICE
         Ok(Credit {
@@ -136,6 +171,8 @@ impl Credit {
             flexw,
             migrations_running: 0,
             causes: SwitchCauses::default(),
+            wake,
+            last_tickle: Vec::new(),
         })
     }
 
@@ -284,6 +321,16 @@ impl Credit {
         view.is_idle(p) && self.runq[p].is_empty() && !self.tickled[p]
     }
 
+    /// Xen 4.1's `csched_vcpu_wake` queues on `vc->processor`: the pCPU `v` last ran on (the
+    /// first allowed one if its affinity changed since; Xen moves it at the change).
+    fn last_allowed(&self, view: &SchedView, v: VcpuId) -> PcpuId {
+        let last = view.vcpus[v].last_pcpu;
+        if view.allowed(v, last) {
+            return last;
+        }
+        (0..view.n_pcpus()).find(|&p| view.allowed(v, p)).unwrap_or(0)
+    }
+
     /// `_csched_cpu_pick`, simplified: the unit's own pCPU if idle, else an idle pCPU of the
     /// same socket, else any idle pCPU, else its own pCPU.
     fn cpu_pick(&self, view: &SchedView, v: VcpuId) -> PcpuId {
@@ -316,6 +363,9 @@ impl Credit {
 
     /// `__runq_tickle`.
     fn tickle(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) {
+        if self.wake == WakeRule::Xen41 {
+            return self.tickle_xen41(view, p, v);
+        }
         let cur = view.pcpu_cur[p];
         let new_pri = self.units[v].pri;
         if cur.is_none() || new_pri > self.pri_of(cur) {
@@ -331,6 +381,32 @@ impl Credit {
             self.tickled[q] = true;
             self.causes.request(q, Cause::Wake);
             view.tickle(q);
+        }
+    }
+
+    /// Xen 4.1's `__runq_tickle`: `p` if `v` outranks its current unit; and, if `p` is busy,
+    /// the next idle pCPU in `v`'s affinity after `last_tickle` (`cycle_cpu`). A pCPU whose
+    /// scheduler call is already pending is not asked twice (a raised softirq stays raised).
+    fn tickle_xen41(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) {
+        let cur = view.pcpu_cur[p];
+        let mut to = Vec::with_capacity(2);
+        if self.units[v].pri > self.pri_of(cur) {
+            to.push(p);
+        }
+        if cur.is_some() {
+            let n = view.n_pcpus();
+            let last = self.last_tickle[p];
+            if let Some(q) = (1..=n).map(|i| (last + i) % n).find(|&q| q != p && view.is_idle(q) && view.allowed(v, q)) {
+                self.last_tickle[p] = q;
+                to.push(q);
+            }
+        }
+        for q in to {
+            if !self.tickled[q] {
+                self.tickled[q] = true;
+                self.causes.request(q, Cause::Wake);
+                view.tickle(q);
+            }
         }
     }
 
@@ -536,6 +612,7 @@ impl HvScheduler for Credit {
         ];
         self.runq = vec![Vec::new(); n];
         self.tickled = vec![false; n];
+        self.last_tickle = vec![0; n];
         self.last_lb = vec![0; n];
         self.causes = SwitchCauses::new(n);
         for p in 0..n {
@@ -556,7 +633,10 @@ impl HvScheduler for Credit {
         if u.pri == Pri::Under {
             u.pri = Pri::Boost;
         }
-        let p = self.cpu_pick(view, v);
+        let p = match self.wake {
+            WakeRule::PlaceIdle => self.cpu_pick(view, v),
+            WakeRule::Xen41 => self.last_allowed(view, v),
+        };
         self.insert(p, v);
         self.tickle(view, p, v);
     }
@@ -796,6 +876,58 @@ mod tests {
         k.advance(&mut c, 40 * NS_PER_MS);
         assert_eq!(k.pcpu_cur, vec![Some(0), None]);
         assert_eq!(c.counters()[0], ("credit_migrate_running", 0));
+    }
+
+    /// Two pCPUs, two 1-vCPU VMs, `wake` as given: vCPU 0 runs on pCPU 0 and is UNDER (a tick
+    /// took its BOOST), pCPU 1 is idle, and vCPU 1, which last ran on pCPU 0, wakes (BOOST).
+    /// Returns the pCPUs its wake-up tickles, and the kit after serving them.
+    fn wake_beside_a_busy_pcpu(wake: &str) -> (Vec<PcpuId>, crate::hv::sched::testkit::Kit, Credit) {
+        let mut k = crate::hv::sched::testkit::Kit::new(2, &[1, 1]);
+        let map = BTreeMap::from([("wake".to_string(), toml::Value::String(wake.into()))]);
+        let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
+        k.init(&mut c);
+        k.wake(&mut c, 0);
+        k.advance(&mut c, 10 * NS_PER_MS);
+        assert_eq!((k.pcpu_cur.clone(), c.pri(0)), (vec![Some(0), None], Pri::Under));
+        k.vcpus[1].last_pcpu = 0;
+        k.vcpus[1].run = RunState::Runnable;
+        k.with(|view| c.wake(view, 1));
+        let tickled = k.pending_tickles();
+        k.serve(&mut c);
+        (tickled, k, c)
+    }
+
+    #[test]
+    fn xen41_wake_on_a_busy_pcpu_tickles_it_and_an_idle_pcpu() {
+        let (tickled, k, _) = wake_beside_a_busy_pcpu("xen41");
+        assert_eq!(tickled, vec![0, 1], "BOOST outranks UNDER on pCPU 0, and pCPU 0 is busy while pCPU 1 idles");
+        // pCPU 0 switches to the BOOST vCPU; idle pCPU 1 steals the preempted one.
+        assert_eq!(k.pcpu_cur, vec![Some(1), Some(0)]);
+    }
+
+    #[test]
+    fn default_wake_places_on_the_idle_pcpu_and_tickles_only_it() {
+        let (tickled, k, _) = wake_beside_a_busy_pcpu("place_idle");
+        assert_eq!(tickled, vec![1]);
+        assert_eq!(k.pcpu_cur, vec![Some(0), Some(1)]);
+    }
+
+    #[test]
+    fn xen41_wake_on_an_idle_pcpu_tickles_only_it() {
+        let mut k = crate::hv::sched::testkit::Kit::new(2, &[1]);
+        let map = BTreeMap::from([("wake".to_string(), toml::Value::String("xen41".into()))]);
+        let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
+        k.init(&mut c);
+        k.vcpus[0].run = RunState::Runnable;
+        k.with(|view| c.wake(view, 0));
+        assert_eq!(k.pending_tickles(), vec![0]);
+    }
+
+    #[test]
+    fn an_unknown_wake_rule_is_an_error_naming_the_key() {
+        let map = BTreeMap::from([("wake".to_string(), toml::Value::String("xen99".into()))]);
+        let e = Credit::from_params(&mut Params::new(&map)).err().expect("rejected");
+        assert!(e.to_string().contains("hypervisor.params.wake"), "{e}");
     }
 
     #[test]

@@ -129,6 +129,11 @@ impl Kit {
         }
     }
 
+    /// The pCPUs the policy asked to reschedule and that are not served yet, in order.
+    pub fn pending_tickles(&self) -> Vec<PcpuId> {
+        self.requests.iter().filter_map(|r| if let SchedRequest::Tickle(p) = r { Some(*p) } else { None }).collect()
+    }
+
     /// Serve pending tickles (rescheduling each pCPU at once) and record timers, until quiet.
     pub fn serve(&mut self, s: &mut dyn HvScheduler) {
         for _ in 0..10_000 {
