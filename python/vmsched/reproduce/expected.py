@@ -343,7 +343,7 @@ GAPS: dict[str, dict[str, str]] = {
     "vmkit-table2-3": {
         "hackbench_2cpu_s": "model result 0.37 s: without affinity the model's hackbench scales with "
             "a second vCPU about as native Linux does in Table 3 (native 0.38 s; the model's native "
-            "2/1 ratio 0.59 against 0.63, fitted). VMkit takes 0.69 s, no faster than on 1 CPU, "
+            "2/1 ratio 0.57 against 0.63, fitted with the affinity ratio). VMkit takes 0.69 s, no faster than on 1 CPU, "
             "where KVM takes 0.51; §7.3.3 gives no cause. The model's VMkit 2-vCPU run pays only "
             "the exits that native lacks (few: both vCPUs stay busy), so whatever slow path makes "
             "VMkit's free-running hackbench lose the second CPU is not in it",
@@ -372,8 +372,8 @@ GAPS: dict[str, dict[str, str]] = {
             "stall the build only until the two job slots settle on one vCPU each",
     },
     "vmkit-table10-11": {
-        "hackbench_aff_offset_15_30": "model result 0.77 against the seed's 1.15 (the direction "
-            "holds: faster than synchronous, 1.40). With affinity, each message's socket state "
+        "hackbench_aff_offset_15_30": "model result 0.79 against the seed's 1.15 (the direction "
+            "holds: faster than synchronous, 1.39). With affinity, each message's socket state "
             "ping-pongs between the two pCPUs while both vCPUs run (guest/channel.rs, cost fitted "
             "to native Table 3); while one runs alone, its side works from its own cache until the "
             "sockets fill or drain, which the offset pattern allows twice per 80 ms. The model's "
