@@ -24,7 +24,8 @@
 //! A thread pays for its own operation and, when an operation completes a blocked peer's
 //! (a put handed to a waiting getter, a get that admits a waiting putter), the peer pays for
 //! its access from the pCPU of its vCPU. The cost is owed by the thread and added to its next
-//! compute (the first work after the operation, which is where the misses stall it).
+//! compute (the first work after the operation, which is where the misses stall it); a thread
+//! that exits with no work left drops what it owes.
 //!
 //! Leaves out: the message data itself (about two lines per 100-byte message, written once and
 //! read once, which a reader draining a full queue fetches with memory-level parallelism),
