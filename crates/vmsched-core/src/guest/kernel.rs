@@ -20,7 +20,8 @@
 //!   space) target the vCPUs in the address space's `mm_cpumask`, lazy ones included
 //!   (`guest::mm`);
 //! - blocking mutex (optional optimistic spin), barrier (spin-then-block or pure blocking),
-//!   condition variable, bounded queue; waking a thread onto an idle vCPU sends a reschedule
+//!   condition variable, bounded queue (an operation on queue state last written on another
+//!   pCPU fetches it from there: `guest::channel`); waking a thread onto an idle vCPU sends a reschedule
 //!   IPI (an exit on the sender, a wake of the halted target); a sleeper woken onto a busy
 //!   remote vCPU preempts its thread with a reschedule IPI (`guest::resched`);
 //! - I/O: an I/O exit, then a device latency, then a device interrupt on the VM's irq vCPU
@@ -240,7 +241,7 @@ impl World {
             th.pc += 1;
             match instr {
                 Instr::Compute { us, mem_fraction } => {
-                    let ns = draw(&mut th.rng, &us);
+                    let ns = draw(&mut th.rng, &us) + std::mem::take(&mut th.comm_debt_ns);
                     th.ac.note_compute(ns, mem_fraction);
                     self.vms[th.vm].ops += 1;
                     return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction, then: AfterCompute::Next });
@@ -564,9 +565,11 @@ impl World {
     fn queue_put(&mut self, t: ThreadId, q: usize) -> bool {
         let vm = self.threads[t].vm;
         let v = self.threads[t].vcpu;
+        self.channel_touch(t, q);
         let qu = &mut self.vms[vm].queues[q];
         if let Some(g) = qu.getters.pop_front() {
             self.wake_thread(g, Some(v));
+            self.channel_touch(g, q);
             false
         } else if qu.items < qu.capacity {
             qu.items += 1;
@@ -581,12 +584,14 @@ impl World {
     fn queue_get(&mut self, t: ThreadId, q: usize) -> bool {
         let vm = self.threads[t].vm;
         let v = self.threads[t].vcpu;
+        self.channel_touch(t, q);
         let qu = &mut self.vms[vm].queues[q];
         if qu.items > 0 {
             qu.items -= 1;
             if let Some(p) = qu.putters.pop_front() {
                 qu.items += 1;
                 self.wake_thread(p, Some(v));
+                self.channel_touch(p, q);
             }
             false
         } else {

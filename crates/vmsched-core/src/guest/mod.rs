@@ -3,6 +3,7 @@
 
 pub mod hotplug;
 pub mod affinity;
+pub mod channel;
 pub mod kernel;
 pub mod mm;
 pub mod paravirt;

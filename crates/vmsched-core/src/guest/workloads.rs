@@ -8,7 +8,7 @@
 //! | `forkbench` | fork a child that exits at once, wait, repeat | seed 004 §7.2 |
 //! | `hackbench` | groups of senders and receivers over pipes | seed 004 §7.2; Linux `hackbench` |
 //! | `rambench` | traverse a shuffled linked list / sequential array, memory-bound | seed 004 §7.2 |
-//! | `kbuild` | `make -jN`: many short-lived compiler processes | seed 004 §7.2 |
+//! | `kbuild` | `make -jN`: each compile run through Kbuild's recipe (sh, gcc, cc1, as, fixdep, rm, mv) | seed 004 §7.2; Linux scripts/Makefile.build `rule_cc_o_c` |
 //! | `stream` | STREAM-like array kernels, optionally with a barrier per iteration; bandwidth per thread | seed 003 §2.3, §5; McCalpin STREAM |
 //! | `epcc` | EPCC OpenMP syncbench: barrier, reduction or critical loops against a serial reference; overhead per construct | seed 003 §5; EPCC syncbench.c; libgomp team.c, bar.c |
 //! | `imb` | Intel MPI Benchmarks Sendrecv / Exchange between single-threaded ranks over sockets; MB/s | seed 003 §5; IMB user guide; MPICH2 ch3:sock |
@@ -124,9 +124,14 @@ pub struct HackbenchParams {
     pub fds: u32,
     #[serde(default = "d_loops")]
     pub loops: u64,
-    /// Work per message send or receive.
+    /// Work per message send (and per receive unless `recv_us` is given).
     #[serde(default = "d_msg_us")]
     pub msg_us: f64,
+    /// Work per message receive, if it differs from the send's (`msg_us`). Linux's
+    /// `unix_stream_sendmsg` allocates the buffer, copies and wakes the reader; the reader's
+    /// `unix_stream_recvmsg` dequeues, copies and frees it (net/unix/af_unix.c).
+    #[serde(default)]
+    pub recv_us: Option<f64>,
     /// Guest CPU affinity for all threads (e.g. [0] to keep everything on vCPU0).
     #[serde(default)]
     pub affinity: Option<Vec<u32>>,
@@ -207,6 +212,25 @@ pub struct KbuildParams {
     /// Short serial steps between compiles (make's own work).
     #[serde(default = "d_make_us")]
     pub make_us: f64,
+    /// Run each compile through Kbuild's recipe (scripts/Makefile.build `rule_cc_o_c`, Linux
+    /// 2.6.16-4.x): make hands it to `/bin/sh -c`, which runs the gcc driver (itself forking
+    /// `cc1` and `as`), then `scripts/basic/fixdep`, `rm -f` and `mv -f`, each a process that
+    /// its parent forks and waits for. false: make forks the compiler alone.
+    #[serde(default = "d_true")]
+    pub recipe: bool,
+    /// Run time of each short recipe process (sh, the gcc driver, fixdep, rm, mv): fork, exec,
+    /// its work, exit. Estimate (no seed gives it): about a millisecond.
+    #[serde(default = "d_helper_us")]
+    pub helper_us: f64,
+    /// Run time of the assembler per compile. Estimate: a tenth of the mean compile.
+    #[serde(default = "d_as_us")]
+    pub as_us: f64,
+}
+fn d_helper_us() -> f64 {
+    1000.0
+}
+fn d_as_us() -> f64 {
+    2000.0
 }
 fn d_units() -> u64 {
     400
@@ -526,7 +550,7 @@ pub fn hackbench(p: &HackbenchParams, tag: &str) -> Vec<ThreadGroupSpec> {
                     count: p.loops * p.fds as u64,
                     body: vec![
                         OpSpec::Get { queue: format!("{tag}.g{g}.r{r}"), capacity: 64 },
-                        compute(DurationUs::fixed(p.msg_us), 0.0),
+                        compute(DurationUs::fixed(p.recv_us.unwrap_or(p.msg_us)), 0.0),
                     ],
                 }],
                 affinity: p.receivers_on(),
@@ -578,10 +602,7 @@ pub fn kbuild(vcpus: u32, p: &KbuildParams) -> Vec<ThreadGroupSpec> {
             threads: 1,
             program: vec![OpSpec::Loop {
                 count: per_job,
-                body: vec![
-                    compute(DurationUs::fixed(p.make_us), 0.0),
-                    OpSpec::Fork { body: vec![compute(p.compute_like(), 0.2)], share_mm: false, wait: true },
-                ],
+                body: vec![compute(DurationUs::fixed(p.make_us), 0.0), p.compile_op()],
             }],
             affinity: None,
             bind: false,
@@ -591,8 +612,17 @@ pub fn kbuild(vcpus: u32, p: &KbuildParams) -> Vec<ThreadGroupSpec> {
 }
 
 impl KbuildParams {
-    fn compute_like(&self) -> DurationUs {
-        self.compile_us.clone()
+    /// What make forks for one object file: the compiler, or Kbuild's recipe around it.
+    fn compile_op(&self) -> OpSpec {
+        let fork = |body: Vec<OpSpec>| OpSpec::Fork { body, share_mm: false, wait: true };
+        let cc1 = fork(vec![compute(self.compile_us.clone(), 0.2)]);
+        if !self.recipe {
+            return cc1;
+        }
+        let helper = || compute(DurationUs::fixed(self.helper_us), 0.0);
+        let gcc = fork(vec![helper(), cc1, fork(vec![compute(DurationUs::fixed(self.as_us), 0.0)])]);
+        // sh -c 'gcc ...; scripts/basic/fixdep ... > .x.o.tmp; rm -f .x.o.d; mv -f .x.o.tmp .x.o.cmd'
+        fork(vec![helper(), gcc, fork(vec![helper()]), fork(vec![helper()]), fork(vec![helper()])])
     }
 }
 

@@ -49,6 +49,12 @@ pub struct CostParams {
     pub dpci_tasklet_ns: Ns,
     /// Lock hand-off: the cache-line transfer from releaser to next owner. Estimate.
     pub lock_handoff_ns: Ns,
+    /// Coherence misses of one operation on a pipe or socket whose shared state (queue lock
+    /// and list, wait queue, the writer's buffer accounting, the woken reader's runqueue) was
+    /// last written on another pCPU (`guest::channel`). 0 = not modelled. The seed's host:
+    /// fitted to native Linux's hackbench with affinity (seed 004 Table 3; calibration.toml
+    /// `vmkit.host.channel_transfer_ns`).
+    pub channel_transfer_ns: Ns,
     /// Time to re-fetch one MiB of working set from memory (about 10 GB/s per core). Estimate.
     pub cache_refill_ns_per_mib: Ns,
     /// Time constant with which other vCPUs' run time evicts a vCPU's working set. Estimate.
@@ -83,6 +89,7 @@ impl Default for CostParams {
             irq_handler_ns: 2_000,
             dpci_tasklet_ns: 1_000,
             lock_handoff_ns: 100,
+            channel_transfer_ns: 0,
             cache_refill_ns_per_mib: 100_000,
             cache_evict_tau_ns: 3_000_000,
             same_socket_warmth: 0.6,

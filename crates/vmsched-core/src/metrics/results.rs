@@ -32,6 +32,8 @@ pub struct VmResult {
     pub completion_ns: Option<Ns>,
     /// Compute operations started (a throughput measure for endless workloads).
     pub ops: u64,
+    /// Queue operations that fetched the queue's state from another pCPU (`guest::channel`).
+    pub channel_transfers: u64,
     pub cpu_ns: Ns,
     pub guest_ns: GuestTime,
     /// (lock spin + IPI wait) / guest CPU time (CPU time less hypervisor time).
@@ -182,6 +184,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             finished: vm.finished_at.is_some(),
             completion_ns: vm.finished_at,
             ops: vm.ops,
+            channel_transfers: vm.channel_transfers,
             cpu_ns: cpu,
             guest_ns: GuestTime { on_cpu: t, halted, steal },
             spin_fraction: if cpu > t.hv { (t.lock_spin + t.ipi_wait) as f64 / (cpu - t.hv) as f64 } else { 0.0 },

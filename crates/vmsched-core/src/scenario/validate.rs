@@ -623,6 +623,9 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             }
             check_count(&format!("{wp}.loops"), hb.loops, "messages each sender sends to each receiver")?;
             check_us(&format!("{wp}.msg_us"), hb.msg_us)?;
+            if let Some(r) = hb.recv_us {
+                check_us(&format!("{wp}.recv_us"), r)?;
+            }
             check_affinity(&format!("{wp}.affinity"), &hb.affinity, vcpus)?;
             check_affinity(&format!("{wp}.sender_affinity"), &hb.sender_affinity, vcpus)?;
             check_affinity(&format!("{wp}.receiver_affinity"), &hb.receiver_affinity, vcpus)?;
@@ -643,6 +646,8 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             check_count(&format!("{wp}.units"), kb.units, "compiler invocations")?;
             check_dist(&format!("{wp}.compile_us"), &kb.compile_us)?;
             check_us(&format!("{wp}.make_us"), kb.make_us)?;
+            check_us(&format!("{wp}.helper_us"), kb.helper_us)?;
+            check_us(&format!("{wp}.as_us"), kb.as_us)?;
             Ok((n, None))
         }
         WorkloadSpec::Stream(st) => {

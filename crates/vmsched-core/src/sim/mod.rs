@@ -260,6 +260,7 @@ impl Simulation {
                 vipi_latency: Histogram::default(),
                 balance_timer: Timer::default(),
                 ops: 0,
+                channel_transfers: 0,
                 hotplug_spec: vs.guest.hotplug.clone(),
                 hotplug: Default::default(),
                 passthrough: vs.io_path == crate::scenario::IoPath::Passthrough,

@@ -281,6 +281,9 @@ pub struct Thread {
     pub cache_at: Option<(PcpuId, Ns)>,
     /// When the thread last blocked (wakeup preemption, `guest::resched`).
     pub blocked_at: Ns,
+    /// Coherence misses on pipe/socket state owed by this thread, paid with its next compute
+    /// (`guest::channel`).
+    pub comm_debt_ns: Ns,
 }
 
 /// Where a new guest thread starts and what it runs.
@@ -322,6 +325,7 @@ impl Thread {
             request_since: None,
             cache_at: None,
             blocked_at: 0,
+            comm_debt_ns: 0,
             ac: Default::default(),
         }
     }
@@ -373,6 +377,8 @@ pub struct QueueObj {
     pub items: u32,
     pub getters: VecDeque<ThreadId>,
     pub putters: VecDeque<ThreadId>,
+    /// The pCPU whose cache holds the queue's shared state (`guest::channel`).
+    pub last_pcpu: Option<PcpuId>,
 }
 
 #[derive(Debug, Default)]
@@ -425,6 +431,8 @@ pub struct Vm {
     pub vipi_latency: Histogram,
     pub balance_timer: Timer,
     pub ops: u64,
+    /// Queue operations that fetched the queue's state from another pCPU (`guest::channel`).
+    pub channel_transfers: u64,
     pub hotplug_spec: crate::scenario::HotplugSpec,
     pub hotplug: crate::guest::hotplug::HotplugAgent,
     /// Devices are pass-through (SR-IOV): interrupts take the dpci tasklet path.
