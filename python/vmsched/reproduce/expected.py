@@ -303,20 +303,30 @@ GAPS: dict[str, dict[str, str]] = {
     "flex-fairness": {
         "Flex keeps the mean relative lag at most 5 % for every number of VMs (the slide's 'no "
         "more than 5 % unfairness', one value per number of VMs)":
-            "model result: FlexW (in credit's accounting, gain 1, lag since the last reset) keeps "
-            "the mean within 5 % with 2-4, 6 and 8 VMs but reaches 5.6 % with 5 VMs and 5.2 % with "
-            "7; the worst single VM of any run is 10 % off its share. Credit hands out credit in "
-            "whole 30 ms periods and FlexW's weights act from the next period, so the share of a VM "
-            "swings around its GPS share",
+            "model result: FlexW (in credit's accounting, gain 1, lag since the last reset, 30 ms "
+            "period) keeps the mean over the 20 s run within 5 % with 2-4, 6 and 8 VMs but reaches "
+            "5.6 % with 5 VMs and 5.2 % with 7 (worst single VM 10 %). The loop does not settle: the "
+            "real-time weight compounds a lag that is itself an average since the reset, so the "
+            "shares swing with growing amplitude until the next reset (5 VMs, 150 ms windows after "
+            "the 10 s reset: the 3-vCPU VM gets nothing for 600 ms, then 3.5x its share). Over 1 s "
+            "windows the mean |lag| is 34-58 % with 4-8 VMs, against credit's steady 39-47 %; the "
+            "run's average nets the swings out to a value that depends on where the run cuts them "
+            "(5-8 VMs: 3.9-8.4 % over 10 s, at most 3.8 % over 30 s, 4.0 % over 60 s; the hogs have "
+            "no randomness, seeds 1-4 give identical lags). The slides give neither the run length "
+            "nor the interval the relative lag is taken over",
     },
     "flex-parallel": {
         "mix_flex_gain_over_balance_pct":
-            "model result: balance+cap (balance over cfs, each VM capped at its 4/3-pCPU fair share "
-            "by CFS bandwidth control) finishes the mix in 8.66 s against Flex's 7.69 s (seed 1), a "
-            "12.6 % gain; FlexS hands spinners' slices to queued siblings (~6 400 switches) and cuts "
-            "barrier spin, but Flex's mean completion is only a few per cent below FlexW alone's "
-            "(8.55 s; 7.29 vs 7.49 s over seeds 1-8, docs/policies.md ## flexs): the 2-vCPU VM "
-            "finishes later as the larger VMs catch up, and balance+cap nearly matches FlexW",
+            "model result, mean over seeds 1-8: balance+cap (balance over cfs, each VM capped at its "
+            "4/3-pCPU fair share by CFS bandwidth control) finishes the mix's VMs in 8.64 s on "
+            "average (sd 0.08), Flex in 7.53 s (sd 0.76; seed 1 alone 6.99 s, a 24.9 % gain; per "
+            "seed -1 to 31 %). The caps leave 33 % of the host idle while vCPUs wait and delay the "
+            "4-vCPU VM most (12.5 s against Flex's 8.8 s: 41 %), the 3-vCPU VM little (8.3 vs 8.0 "
+            "s), and the 2-vCPU VM finishes sooner under them (5.2 vs 5.8 s) as Flex lets the "
+            "larger VMs catch up (FlexW alone: 9.9, 8.2, 4.4 s). FlexS cuts spin and the makespan "
+            "(8.8 s vs FlexW's 9.9 s) but not the mean completion (FlexW alone 7.49 s, "
+            "docs/policies.md ## flexs). The slides give neither the mix's VMs nor the cap values "
+            "nor whether the gain is on mean completion, makespan or per-VM runtimes",
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
     "dp-stream": {
