@@ -227,9 +227,9 @@ def mix(quick: bool, cap_pct: int = 0) -> dict:
     return d
 
 
-#: Simulation seeds of the mix. Flex's mean completion varies from seed to seed by as much as
-#: its gain over balance+cap (FlexS's sibling draws and the exponential compute phases; see
-#: expected.GAPS), so the mix quantities are means over these seeds, as flexcore.SEEDS.
+#: Simulation seeds of the mix. Flex's and FlexW's mean completions vary from seed to seed
+#: (FlexS's sibling draws, the exponential compute phases), so the mix quantities are means over
+#: these seeds, as flexcore.SEEDS.
 MIX_SEEDS = {True: (1, 2, 3, 4), False: (1, 2, 3, 4, 5, 6, 7, 8)}
 MIX_POLICIES = ("xen", "flexw", "flex", "xen-cap", "balance-cap")
 

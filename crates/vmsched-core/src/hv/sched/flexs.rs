@@ -19,7 +19,8 @@
 //!   those queued on another pCPU's runqueue (allowed on this pCPU, with the spinner allowed
 //!   there, not parked by a cap) are candidates; the better one — higher credit priority, then
 //!   the one runnable and waiting the longest — runs on the spinner's pCPU for the rest of the
-//!   spinner's slice ("find a sibling vCPU to complete the unfinished time slice"), and the
+//!   pCPU's slice ("find a sibling vCPU to complete the unfinished time slice"; the slice keeps
+//!   its end when the sibling spins in turn and is switched out itself), and the
 //!   spinner takes its place in the other runqueue (`Credit::switch_with`, the seed's
 //!   `load_balance_switch()`): no runqueue changes length or weight and no pCPU gains a second
 //!   vCPU of the VM ("switch the two vCPUs to avoid vCPU stacking and run queue weight
