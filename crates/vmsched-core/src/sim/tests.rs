@@ -600,13 +600,10 @@ fn a_capped_vm_gets_its_cap_under_cfs_bandwidth_control() {
 const FLEX_PARALLEL: &str = include_str!("../../../../scenarios/flex-parallel.toml");
 
 /// Issue 3 acceptance: FlexW+FlexS (scheduler `flex`) does at least as well as FlexW alone
-/// (credit with FlexW in its accounting) on the mix of busy-waiting parallel VMs. Per seed the
-/// mean completion varies a lot (6-8.5 s, sd ≈ 0.7 s) and the two cross on about half the
-/// seeds: over seeds 1-8 their means differ by less than 1 % either way (7.53 vs 7.49 s), a
-/// tie, so that is what is asserted. What FlexS does robustly is cut the barrier spin and the
-/// makespan (the whole mix finishes about 10 % sooner), which must show on the same mean.
-/// Full-length runs: with 500 or 1000 iterations the mean completion ranks the other way
-/// (docs/policies.md `## flexs`).
+/// (credit with FlexW in its accounting) on the mix of busy-waiting parallel VMs. Since a
+/// switched-in sibling completes the pCPU's unfinished slice instead of starting a new one,
+/// Flex finishes sooner on every seed 1-8 (mean completion 6.25 vs 7.49 s, makespan 7.94 vs
+/// 9.85 s, barrier spin 18.0 vs 25.6 vCPU-s; docs/policies.md `## flexs`).
 #[test]
 fn flexw_plus_flexs_does_at_least_as_well_as_flexw_alone_on_the_busy_waiting_mix_over_seeds() {
     let flexw = FLEX_PARALLEL.replace("scheduler = \"flex\"\n", "scheduler = \"credit\"\nparams = { flexw = true }\n");
@@ -619,6 +616,7 @@ fn flexw_plus_flexs_does_at_least_as_well_as_flexw_alone_on_the_busy_waiting_mix
     for seed in seeds {
         let (a, b) = (run_seeded(&flexw, "credit", seed), run_seeded(FLEX_PARALLEL, "flex", seed));
         assert!(b.totals.scheduler_counters["flexs_switches"] > 0);
+        assert!(mean_s(&b) < mean_s(&a), "seed {seed}: Flex {:.2} s vs FlexW {:.2} s", mean_s(&b), mean_s(&a));
         for (acc, r) in [(&mut w, &a), (&mut f, &b)] {
             acc[0] += mean_s(r) / n;
             acc[1] += makespan_s(r) / n;
@@ -626,8 +624,8 @@ fn flexw_plus_flexs_does_at_least_as_well_as_flexw_alone_on_the_busy_waiting_mix
         }
     }
     let show = format!("mean completion / makespan / barrier spin: Flex {f:.3?} s vs FlexW {w:.3?} s");
-    assert!(f[0] <= 1.01 * w[0], "{show}");
-    assert!(f[1] < w[1] && f[2] < w[2], "{show}");
+    assert!(f[0] < 0.9 * w[0], "{show}");
+    assert!(f[1] < 0.9 * w[1] && f[2] < 0.8 * w[2], "{show}");
 }
 
 /// Two 12-vCPU VMs (dedup-like, two kernel locks, FlexCore hot-unplugging) on 12 pCPUs, seed 3:

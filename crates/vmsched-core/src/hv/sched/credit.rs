@@ -202,15 +202,15 @@ impl Credit {
     }
 
     /// Switch running `s` on pCPU `p` with `t`, queued on another pCPU's runqueue: `t` runs on
-    /// `p` for what is left of `s`'s slice and `s` takes `t`'s place in that runqueue (inserted
-    /// by priority, not tickled unless that pCPU is idle), so neither runqueue changes length or
-    /// weight (FlexS's `load_balance_switch`, seed 002 "FlexS Design (cont')"). Returns the
-    /// decision for `p`.
-    pub fn switch_with(&mut self, view: &mut SchedView, p: PcpuId, s: VcpuId, t: VcpuId) -> Decision {
+    /// `p` for `left_ns`, what is left of the slice `s` was running in, and `s` takes `t`'s
+    /// place in that runqueue (inserted by priority, not tickled unless that pCPU is idle), so
+    /// neither runqueue changes length or weight (FlexS's `load_balance_switch`, seed 002
+    /// "FlexS Design (cont')"). The caller passes `left_ns` because `s` may itself have been
+    /// switched in mid-slice. Returns the decision for `p`.
+    pub fn switch_with(&mut self, view: &mut SchedView, p: PcpuId, s: VcpuId, t: VcpuId, left_ns: Ns) -> Decision {
         let now = view.now;
         let q = self.units[t].on_runq.expect("switch target is queued");
         self.burn(s, now);
-        let used = now.saturating_sub(self.units[s].state_entry_ns);
         self.remove(t);
         self.units[s].yielding = false;
         self.insert(q, s);
@@ -231,7 +231,7 @@ impl Credit {
         if let Some(c) = &mut self.csrc {
             c.record_switch(p, now);
         }
-        Decision { next: Some(t), slice_ns: Some(self.tslice_ns.saturating_sub(used).max(MIN_TIMER_NS)) }
+        Decision { next: Some(t), slice_ns: Some(left_ns.min(self.tslice_ns).max(MIN_TIMER_NS)) }
     }
 
     /// Whether `p` has a wake-up tickle pending (`__runq_tickle` asked it to reschedule).

@@ -19,7 +19,8 @@
 //!   those queued on another pCPU's runqueue (allowed on this pCPU, with the spinner allowed
 //!   there, not parked by a cap) are candidates; the better one — higher credit priority, then
 //!   the one runnable and waiting the longest — runs on the spinner's pCPU for the rest of the
-//!   spinner's slice ("find a sibling vCPU to complete the unfinished time slice"), and the
+//!   pCPU's slice ("find a sibling vCPU to complete the unfinished time slice"; the slice keeps
+//!   its end when the sibling spins in turn and is switched out itself), and the
 //!   spinner takes its place in the other runqueue (`Credit::switch_with`, the seed's
 //!   `load_balance_switch()`): no runqueue changes length or weight and no pCPU gains a second
 //!   vCPU of the VM ("switch the two vCPUs to avoid vCPU stacking and run queue weight
@@ -278,7 +279,10 @@ impl FlexS {
                 if let Some(t) = self.pick_sibling(view, p, s) {
                     self.stats.switches += 1;
                     self.waiting_since[s] = now;
-                    return self.credit.switch_with(view, p, s, t);
+                    // "complete the unfinished time slice": the pCPU's slice, which `s` may
+                    // itself have taken over from a spinner, keeps its end.
+                    let left_ns = self.slice_end[p].saturating_sub(now);
+                    return self.credit.switch_with(view, p, s, t, left_ns);
                 }
                 // No sibling: unless this decision is also the slice's end or a wake-up's
                 // tickle, the spinner goes on with its slice (or yields, if so configured).
@@ -517,6 +521,27 @@ mod tests {
         assert_eq!(k.pcpu_cur, vec![Some(1), Some(3), Some(4)]);
         assert_eq!(f.credit.queued_on(0), Some(1));
         assert_eq!(vm0_per_pcpu(&k, &f), before, "no pCPU gained a vCPU of the VM");
+    }
+
+    #[test]
+    fn a_sibling_switched_in_mid_slice_hands_on_the_same_slice_end() {
+        // "Find a sibling vCPU to complete the unfinished time slice": vCPU 0's slice on pCPU 0
+        // ends at 30 ms. It spins and vCPU 1 takes over at 6 ms; when vCPU 1 spins too, the
+        // next sibling gets what is left of the same slice, not a new one counted from 6 ms
+        // (a chain of such switches would otherwise hold the pCPU for the VM past every slice
+        // end, and a vCPU of another VM queued there would never run).
+        let (mut k, mut f) = rig();
+        k.vcpus[0].pmu = window(1_000_000, 0.30, 0.0005);
+        k.vcpus[3].pmu = window(2_500_000, 0.12, 0.03);
+        k.vcpus[4].pmu = window(2_500_000, 0.12, 0.03);
+        k.advance(&mut f, 6 * NS_PER_MS);
+        assert_eq!((k.pcpu_cur[0], f.stats().switches), (Some(1), 1));
+        assert_eq!(f.slice_end[0], 30 * NS_PER_MS);
+        k.vcpus[1].pmu = window(1_000_000, 0.30, 0.0005);
+        k.advance(&mut f, 8 * NS_PER_MS);
+        assert_eq!(f.stats().switches, 2);
+        assert!(matches!(k.pcpu_cur[0], Some(0) | Some(2)), "{:?}", k.pcpu_cur);
+        assert_eq!(f.slice_end[0], 30 * NS_PER_MS, "the slice vCPU 0 was given at 0");
     }
 
     #[test]
