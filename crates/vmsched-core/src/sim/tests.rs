@@ -633,7 +633,9 @@ fn flexw_plus_flexs_does_at_least_as_well_as_flexw_alone_on_the_busy_waiting_mix
 /// preemption switch them out every few µs. When a reschedule IPI could deschedule a vCPU
 /// before its world switch was paid for, the unpaid cost carried over and grew with every
 /// dispatch, and neither holder ran guest code again (the run never finished). The host takes
-/// the IPI only after the switch (`hv_work_ends`), so both VMs finish.
+/// the IPI only after the switch (`hv_work_ends`), so both VMs finish. The reproducer keeps the
+/// control centre's older window reading (`window = "available"`, ballooning at the first check)
+/// under which it was recorded.
 #[test]
 fn lock_holders_ping_ponged_by_directed_yields_still_finish() {
     let sc = crate::scenario::from_json_str(include_str!("testdata/hv-debt-livelock.json")).unwrap();
