@@ -646,3 +646,20 @@ fn lock_holders_ping_ponged_by_directed_yields_still_finish() {
         assert!(done_ms < 1000.0, "vm{vm} finished at {done_ms:.1} ms");
     }
 }
+
+/// The same two VMs with FlexCore's full 3 s window: ballooned at about 59 ms and re-inflated
+/// near the end, a vCPU unplugged while preempted comes back online. It must come back halted
+/// and not reported preempted to its guest (the invariant checker caught the stale steal-time
+/// flag at 356 ms).
+#[test]
+fn a_vcpu_unplugged_while_preempted_comes_back_not_preempted() {
+    let text = include_str!("testdata/hv-debt-livelock.json").replace(", \"window\": \"available\"", "");
+    assert!(!text.contains("\"window\""));
+    let sc = crate::scenario::from_json_str(&text).unwrap();
+    let ov = Overrides { scheduler: None, seed: Some(3), check: true };
+    let r = Simulation::new(&sc, &ov).unwrap().run().unwrap();
+    assert!(r.actions.iter().any(|a| matches!(a.action, crate::controllers::Action::SetOnlineVcpus { count: 12, .. })), "never re-inflated");
+    for vm in 0..2 {
+        assert!(completion(&r, vm) / 1e6 < 1000.0);
+    }
+}
