@@ -41,8 +41,8 @@ the same factor, the application's ``seed_s_per_sim_s`` (seed seconds one simula
 stands for). The fast dynamics (slices, PLE windows, IPIs, locks) stay in real time, so PLE
 *rates* and time *ratios* compare directly; PLE *counts* are multiplied back by the factor.
 Quick mode runs the same as full mode (see ``_runs``). The fitted factors are large
-(28-1001: a 2VM run of 0.15-1.4 simulated seconds stands for one of 40-170 s), so the control
-centre's 1 s bucket is 1.0-36 ms of simulated time: longer than the PLE window and the lock
+(30-1001: a 2VM run of 0.15-1.4 simulated seconds stands for one of 40-170 s), so the control
+centre's 1 s bucket is 1.0-33 ms of simulated time: longer than the PLE window and the lock
 and IPI waits it counts, but no longer than a few host-scheduler slices, so over its 3 s
 window a vCPU is dispatched only a few times (often once) and any PLE exit in it marks the
 vCPU contended. The guest hotplug's latencies in real time (vCPU 0 must run to take the
