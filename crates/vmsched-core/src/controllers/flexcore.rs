@@ -499,6 +499,11 @@ mod tests {
         let e = FlexCore::from_params(&mut Params::with_prefix(&m, "controller.params")).err().unwrap();
         assert_eq!(e.path, "controller.params.reinflate");
         assert!(e.reason.contains("when_not_overcommitted"));
+        let mut m = BTreeMap::new();
+        m.insert("window".to_string(), toml::Value::String("partial".into()));
+        let e = FlexCore::from_params(&mut Params::with_prefix(&m, "controller.params")).err().unwrap();
+        assert_eq!(e.path, "controller.params.window");
+        assert!(e.reason.contains("available"), "{}", e.reason);
     }
 
     const FLEXCORE_2VM: &str = include_str!("../../../../scenarios/flexcore-sync-heavy-2vm.toml");
