@@ -3,6 +3,12 @@
 //! Source: seed 000_e4beefc956462be7.txt §3.1 (control centre, Fig. 6) and §3.2 (kernel agent).
 //! - PLE bookkeeping: PLE exits per vCPU in 1 s buckets, over the last 3 s (`ple_bucket_ms`,
 //!   `ple_window_buckets`); the vCPU's scheduled count over the same window.
+//! - A vCPU is judged over the whole window: §3.1 "bookkeeps PLE times at 1-s intervals in last
+//!   three seconds ... marks them as contended if the PLE times divided by the scheduled times
+//!   exceed a predefined threshold over the 3 s period". So no vCPU is marked (and nothing is
+//!   ballooned or re-inflated) before `ple_window_buckets` buckets of history exist, i.e. before
+//!   3 s with the defaults (`window = "full"`). `window = "available"` keeps the older reading,
+//!   which judges over whatever history exists (1 s at the first check).
 //! - Every `T_check_interval` (`check_interval_ms`) a vCPU is contended when
 //!   `ple_exits > dispatches × RATIO` over the window; when more than half (`contended_fraction`)
 //!   of some VM's online vCPUs are contended, every VM is ballooned.
@@ -41,6 +47,15 @@ enum Reinflate {
     WhenNotOvercommitted,
 }
 
+/// How much PLE history a judgement needs (`window`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WindowRule {
+    /// `ple_window_buckets` buckets (the seed's "over the 3 s period").
+    Full,
+    /// Whatever history exists, at least one bucket.
+    Available,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
     Watching,
@@ -62,6 +77,7 @@ pub struct FlexCore {
     poll_ns: Ns,
     bucket_ns: Ns,
     window_buckets: usize,
+    window_rule: WindowRule,
     check_ns: Ns,
     ratio: f64,
     contended_fraction: f64,
@@ -78,6 +94,10 @@ impl FlexCore {
         let poll_ms = p.f64("poll_ms", 10.0, 0.001, 1e6)?;
         let bucket_ms = p.f64("ple_bucket_ms", 1000.0, 0.001, 1e6)?;
         let window_buckets = p.u64("ple_window_buckets", 3, 1, 1000)? as usize;
+        let window_rule = match p.choice("window", "full", &["full", "available"])? {
+            "available" => WindowRule::Available,
+            _ => WindowRule::Full,
+        };
         let check_ms = p.f64("check_interval_ms", 1000.0, 0.001, 1e7)?;
         let ratio = p.f64("ratio", 0.5, 0.0, 1e6)?;
         let contended_fraction = p.f64("contended_fraction", 0.5, 0.0, 1.0)?;
@@ -90,6 +110,7 @@ impl FlexCore {
             poll_ns: ms_to_ns(poll_ms).max(1),
             bucket_ns: ms_to_ns(bucket_ms).max(1),
             window_buckets,
+            window_rule,
             check_ns: ms_to_ns(check_ms).max(1),
             ratio,
             contended_fraction,
@@ -110,8 +131,16 @@ impl FlexCore {
         }
     }
 
-    /// Window deltas: the latest snapshot against the one `window_buckets` before it.
+    /// Window deltas: the latest snapshot against the one `window_buckets` before it; under
+    /// `WindowRule::Full` none until that many buckets exist (the first snapshot is the one at
+    /// the first poll, so the first full window spans `window_buckets` buckets less one poll).
     fn window(&self) -> Option<(&Snapshot, &Snapshot)> {
+        if self.window_rule == WindowRule::Full && self.hist.len() <= self.window_buckets {
+            return None;
+        }
+        if self.hist.len() < 2 {
+            return None;
+        }
         Some((self.hist.front()?, self.hist.back()?))
     }
 
@@ -342,7 +371,8 @@ mod tests {
 
     #[test]
     fn balloons_every_vm_when_more_than_half_of_one_vms_vcpus_are_contended() {
-        let mut c = fc(&[("poll_ms", toml::Value::Float(1000.0))]);
+        // The older window reading, so that the checks at 1 s and 2 s judge too.
+        let mut c = fc(&[("poll_ms", toml::Value::Float(1000.0)), ("window", toml::Value::String("available".into()))]);
         let mut s = host(12, &[(12, 512), (12, 256)]);
         assert!(c.step(&s).is_empty());
         tick(&mut s, &[(10, 100), (10, 100)]);
@@ -380,6 +410,10 @@ mod tests {
     fn balloon_two_vms_to_six_and_bind(c: &mut FlexCore) -> HostStats {
         let mut s = host(12, &[(12, 256), (12, 256)]);
         c.step(&s);
+        for _ in 0..2 {
+            tick(&mut s, &[(100, 100), (100, 100)]);
+            assert!(c.step(&s).is_empty(), "no full 3 s window yet");
+        }
         tick(&mut s, &[(100, 100), (100, 100)]);
         assert_eq!(c.step(&s).len(), 2);
         for vm in &mut s.vms {
@@ -391,6 +425,32 @@ mod tests {
         tick(&mut s, &[(0, 100), (0, 100)]);
         assert_eq!(c.step(&s).len(), 12, "bound");
         s
+    }
+
+    /// Contended from the first second: judged only over a full window of
+    /// `ple_window_buckets` buckets, so the first ballooning comes at the third check.
+    fn first_balloon_s(extra: &[(&str, toml::Value)]) -> u64 {
+        let mut p = vec![("poll_ms", toml::Value::Float(1000.0))];
+        p.extend(extra.iter().cloned());
+        let mut c = fc(&p);
+        let mut s = host(12, &[(12, 256), (12, 256)]);
+        assert!(c.step(&s).is_empty());
+        for t in 1..=10 {
+            tick(&mut s, &[(100, 100), (100, 100)]);
+            let acts = c.step(&s);
+            if !acts.is_empty() {
+                assert_eq!(acts, vec![Action::SetOnlineVcpus { vm: 0, count: 6 }, Action::SetOnlineVcpus { vm: 1, count: 6 }]);
+                return t;
+            }
+        }
+        panic!("never ballooned");
+    }
+
+    #[test]
+    fn judges_a_vcpu_only_over_the_full_three_second_window() {
+        assert_eq!(first_balloon_s(&[]), 3);
+        assert_eq!(first_balloon_s(&[("ple_window_buckets", toml::Value::Integer(5))]), 5);
+        assert_eq!(first_balloon_s(&[("window", toml::Value::String("available".into()))]), 1);
     }
 
     #[test]
@@ -439,6 +499,11 @@ mod tests {
         let e = FlexCore::from_params(&mut Params::with_prefix(&m, "controller.params")).err().unwrap();
         assert_eq!(e.path, "controller.params.reinflate");
         assert!(e.reason.contains("when_not_overcommitted"));
+        let mut m = BTreeMap::new();
+        m.insert("window".to_string(), toml::Value::String("partial".into()));
+        let e = FlexCore::from_params(&mut Params::with_prefix(&m, "controller.params")).err().unwrap();
+        assert_eq!(e.path, "controller.params.window");
+        assert!(e.reason.contains("available"), "{}", e.reason);
     }
 
     const FLEXCORE_2VM: &str = include_str!("../../../../scenarios/flexcore-sync-heavy-2vm.toml");
@@ -461,6 +526,9 @@ mod tests {
         let ple = |r: &crate::sim::Results| r.vms.iter().map(|v| v.ple_exits).sum::<u64>();
         assert!(base.actions.is_empty());
         assert!(matches!(flex.actions[0].action, Action::SetOnlineVcpus { count: 6, .. }), "{:?}", flex.actions[0]);
+        // Contended from the start, yet judged only once the 3 s window is full: the first
+        // check that has it is the one at 3 s.
+        assert_eq!(flex.actions[0].t_ms, 3000.0, "{:?}", flex.actions[0]);
         assert!(done(&flex) < done(&base), "completion {} vs {}", done(&flex), done(&base));
         assert!(ple(&flex) < ple(&base), "PLE exits {} vs {}", ple(&flex), ple(&base));
         // The same run again is byte-identical.

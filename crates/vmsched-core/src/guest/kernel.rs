@@ -759,6 +759,12 @@ impl World {
         }
         if online {
             self.vcpus[v].online = true;
+            // A vCPU taken offline while preempted kept its preempted flags; cpu_up boots it
+            // afresh (halted, not preempted), so the steal-time flag is clear.
+            let vc = &mut self.vcpus[v];
+            vc.preempted = false;
+            vc.preempted_in_kernel = false;
+            vc.steal_preempted = false;
             self.set_run(v, RunState::Blocked);
             self.arm_busy_tick(v);
             return;
