@@ -25,10 +25,15 @@ S003 = "003_4dc0d6f8eb99c3eb.txt"
 SCHEDULERS = ("credit", "dp")
 
 
-def library(name: str) -> dict:
+def library(name: str, scheduler: str) -> dict:
+    """A library scenario under `scheduler`, keeping its hypervisor params (Xen 3.4's credit:
+    no rate limits, ``wake = "xen34"``), which ``dp`` takes too: a run whose scheduler
+    override differs from the scenario's would drop them."""
     import vmsched
 
-    return vmsched.Scenario.from_file(str(Path(vmsched.scenarios_dir()) / f"{name}.toml")).to_dict()
+    d = vmsched.Scenario.from_file(str(Path(vmsched.scenarios_dir()) / f"{name}.toml")).to_dict()
+    d["hypervisor"]["scheduler"] = scheduler
+    return d
 
 
 def _bench(results: Mapping[str, Any], label: str, key: str) -> float:
@@ -53,8 +58,8 @@ STREAM_WORK_KIB = {False: 4000 * 1024, True: 4000 * 1024}
 STREAM_DURATION_MS = 30000
 
 
-def stream_scenario(array_kib: int, quick: bool) -> dict:
-    d = library("dp-stream")
+def stream_scenario(array_kib: int, quick: bool, scheduler: str = "credit") -> dict:
+    d = library("dp-stream", scheduler)
     d["duration_ms"] = STREAM_DURATION_MS
     d["name"] = f"dp-stream-{array_kib}kib"
     d["vms"][0]["workloads"][0].update(array_kib=array_kib,
@@ -63,7 +68,7 @@ def stream_scenario(array_kib: int, quick: bool) -> dict:
 
 
 def _stream_runs(quick: bool) -> list[Run]:
-    return [Run(f"{s}-{kib}kib-seed{seed}", stream_scenario(kib, quick), scheduler=s, seed=seed)
+    return [Run(f"{s}-{kib}kib-seed{seed}", stream_scenario(kib, quick, s), scheduler=s, seed=seed)
             for kib in STREAM_KIB[quick] for s in SCHEDULERS for seed in STREAM_SEEDS[quick]]
 
 
@@ -116,8 +121,8 @@ EPCC_THREADS = {False: (2, 4, 6, 8), True: (2, 8)}
 EPCC_CONSTRUCTS = ("barrier", "reduction", "critical")
 
 
-def epcc_scenario(threads: int, construct: str) -> dict:
-    d = library("dp-epcc")
+def epcc_scenario(threads: int, construct: str, scheduler: str = "credit") -> dict:
+    d = library("dp-epcc", scheduler)
     d["duration_ms"] = 20000
     d["name"] = f"dp-epcc-{construct}-{threads}t"
     d["vms"][0]["workloads"][0].update(threads=threads, construct=construct)
@@ -125,7 +130,7 @@ def epcc_scenario(threads: int, construct: str) -> dict:
 
 
 def _epcc_runs(quick: bool) -> list[Run]:
-    return [Run(f"{s}-{c}-{t}t", epcc_scenario(t, c), scheduler=s)
+    return [Run(f"{s}-{c}-{t}t", epcc_scenario(t, c, s), scheduler=s)
             for t in EPCC_THREADS[quick] for c in EPCC_CONSTRUCTS for s in SCHEDULERS]
 
 
@@ -176,8 +181,8 @@ def imb_reps(msg_bytes: int, quick: bool) -> int:
     return max(20, min(5000 if not quick else 1500, total // msg_bytes))
 
 
-def imb_scenario(pattern: str, msg_bytes: int, quick: bool) -> dict:
-    d = library("dp-imb")
+def imb_scenario(pattern: str, msg_bytes: int, quick: bool, scheduler: str = "credit") -> dict:
+    d = library("dp-imb", scheduler)
     d["duration_ms"] = IMB_DURATION_MS
     d["name"] = f"dp-imb-{pattern}-{msg_bytes}b"
     d["vms"][0]["workloads"][0].update(pattern=pattern, msg_bytes=msg_bytes,
@@ -186,7 +191,7 @@ def imb_scenario(pattern: str, msg_bytes: int, quick: bool) -> dict:
 
 
 def _imb_runs(quick: bool) -> list[Run]:
-    return [Run(f"{s}-{p}-{b}b", imb_scenario(p, b, quick), scheduler=s)
+    return [Run(f"{s}-{p}-{b}b", imb_scenario(p, b, quick, s), scheduler=s)
             for p in IMB_PATTERNS for b in IMB_BYTES[quick] for s in SCHEDULERS]
 
 
