@@ -40,6 +40,21 @@
 //!   its vCPU). "Idle" is Xen's `prv->idlers`: every pCPU running the idle vCPU, tickled or
 //!   not. Leaves out: the per-pCPU `last_tickle_cpu` belongs to the waker's pCPU in Xen;
 //!   here it is kept per pCPU the unit is queued on (the model does not know the waker's);
+//! - `wake = "xen34"`: Xen 3.3/3.4's credit (the seed 003 baseline, Xen 3.4.3; its footnote:
+//!   3.3's default scheduler is 4.0.0's), read in `xen/common/sched_credit.c` of a 3.3 tree
+//!   (jeffchao/xen-3.3-tcg) and of a 3.4-era one (with `vcpu_migration_delay` and
+//!   `burn_credits`). Wake-up as `xen41` (`csched_vcpu_wake` queues on `vc->processor`), but
+//!   `__runq_tickle` tickles *every* idle pCPU in the unit's affinity when the unit's pCPU is
+//!   busy (`cpus_or(mask, mask, idlers)`, `cpus_and(mask, mask, cpu_affinity)`; 4.1 added
+//!   `opt_tickle_one_idle`); all of them load-balance and one steals. And the tick's and
+//!   `vcpu_migrate`'s `_csched_cpu_pick` always counts the unit's own pCPU idle
+//!   (`cpu_set(cpu, idlers)`, no `is_runq_idle`): a running unit moves only to a socket with
+//!   strictly more idle pCPUs than its own (`cpu_core_map`; SMT siblings within a socket, none
+//!   in the model), never because a unit waits behind it (`pick_xen34`). 3.4's steal
+//!   (`csched_runq_steal`: strictly higher priority, not from an idle peer, peers in
+//!   `cycle_cpu` order) is the model's; it has no rate limit and no load-balance rate limit
+//!   (`ratelimit_us = 0`, `load_balance_ratelimit_us = 0` go with this rule). Leaves out:
+//!   `idle_bias`; 3.4's credit reset to 0 (not halved) above 300 and its rounded burn;
 //! - yield (`SCHEDOP_yield`, and Xen's PLE handler which calls it): re-queued behind one
 //!   lower-priority unit, never stolen while yielding.
 //!
