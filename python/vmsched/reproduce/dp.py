@@ -5,7 +5,10 @@ so four L2 domains of two cores (the library scenarios ``scenarios/dp-*.toml``),
 benchmark VM beside an 8-vCPU competing VM (the seed names no competing load; the library's
 computes 3 ms and sleeps 1 ms on average per thread). Each figure is a sweep: STREAM
 bandwidth by array size (Fig. 6), EPCC running time by thread count (Fig. 7), IMB Sendrecv and
-Exchange speed by message size (Figs. 8, 9), under ``credit`` and ``dp``.
+Exchange speed by message size (Figs. 8, 9), under ``credit`` and ``dp``. Both run on the
+credit of the seed's hypervisor ("Xen 3.4.3", §5.1): the scenarios' ``wake = "xen34"`` with no
+rate limits (docs/policies.md ## credit_wake), kept for ``dp`` by setting the scenario's
+scheduler rather than overriding it.
 
 The seed's figures carry no numbers in its text, so every result here is directional and
 nothing is fitted. STREAM is averaged over a few simulation seeds: a run's bandwidth depends
