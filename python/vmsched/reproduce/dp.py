@@ -5,7 +5,10 @@ so four L2 domains of two cores (the library scenarios ``scenarios/dp-*.toml``),
 benchmark VM beside an 8-vCPU competing VM (the seed names no competing load; the library's
 computes 3 ms and sleeps 1 ms on average per thread). Each figure is a sweep: STREAM
 bandwidth by array size (Fig. 6), EPCC running time by thread count (Fig. 7), IMB Sendrecv and
-Exchange speed by message size (Figs. 8, 9), under ``credit`` and ``dp``.
+Exchange speed by message size (Figs. 8, 9), under ``credit`` and ``dp``. Both run on the
+credit of the seed's hypervisor ("Xen 3.4.3", §5.1): the scenarios' ``wake = "xen34"`` with no
+rate limits (docs/policies.md ## credit_wake), kept for ``dp`` by setting the scenario's
+scheduler rather than overriding it.
 
 The seed's figures carry no numbers in its text, so every result here is directional and
 nothing is fitted. STREAM is averaged over a few simulation seeds: a run's bandwidth depends
@@ -25,10 +28,15 @@ S003 = "003_4dc0d6f8eb99c3eb.txt"
 SCHEDULERS = ("credit", "dp")
 
 
-def library(name: str) -> dict:
+def library(name: str, scheduler: str) -> dict:
+    """A library scenario under `scheduler`, keeping its hypervisor params (Xen 3.4's credit:
+    no rate limits, ``wake = "xen34"``), which ``dp`` takes too: a run whose scheduler
+    override differs from the scenario's would drop them."""
     import vmsched
 
-    return vmsched.Scenario.from_file(str(Path(vmsched.scenarios_dir()) / f"{name}.toml")).to_dict()
+    d = vmsched.Scenario.from_file(str(Path(vmsched.scenarios_dir()) / f"{name}.toml")).to_dict()
+    d["hypervisor"]["scheduler"] = scheduler
+    return d
 
 
 def _bench(results: Mapping[str, Any], label: str, key: str) -> float:
@@ -53,8 +61,8 @@ STREAM_WORK_KIB = {False: 4000 * 1024, True: 4000 * 1024}
 STREAM_DURATION_MS = 30000
 
 
-def stream_scenario(array_kib: int, quick: bool) -> dict:
-    d = library("dp-stream")
+def stream_scenario(array_kib: int, quick: bool, scheduler: str = "credit") -> dict:
+    d = library("dp-stream", scheduler)
     d["duration_ms"] = STREAM_DURATION_MS
     d["name"] = f"dp-stream-{array_kib}kib"
     d["vms"][0]["workloads"][0].update(array_kib=array_kib,
@@ -63,7 +71,7 @@ def stream_scenario(array_kib: int, quick: bool) -> dict:
 
 
 def _stream_runs(quick: bool) -> list[Run]:
-    return [Run(f"{s}-{kib}kib-seed{seed}", stream_scenario(kib, quick), scheduler=s, seed=seed)
+    return [Run(f"{s}-{kib}kib-seed{seed}", stream_scenario(kib, quick, s), scheduler=s, seed=seed)
             for kib in STREAM_KIB[quick] for s in SCHEDULERS for seed in STREAM_SEEDS[quick]]
 
 
@@ -116,8 +124,8 @@ EPCC_THREADS = {False: (2, 4, 6, 8), True: (2, 8)}
 EPCC_CONSTRUCTS = ("barrier", "reduction", "critical")
 
 
-def epcc_scenario(threads: int, construct: str) -> dict:
-    d = library("dp-epcc")
+def epcc_scenario(threads: int, construct: str, scheduler: str = "credit") -> dict:
+    d = library("dp-epcc", scheduler)
     d["duration_ms"] = 20000
     d["name"] = f"dp-epcc-{construct}-{threads}t"
     d["vms"][0]["workloads"][0].update(threads=threads, construct=construct)
@@ -125,7 +133,7 @@ def epcc_scenario(threads: int, construct: str) -> dict:
 
 
 def _epcc_runs(quick: bool) -> list[Run]:
-    return [Run(f"{s}-{c}-{t}t", epcc_scenario(t, c), scheduler=s)
+    return [Run(f"{s}-{c}-{t}t", epcc_scenario(t, c, s), scheduler=s)
             for t in EPCC_THREADS[quick] for c in EPCC_CONSTRUCTS for s in SCHEDULERS]
 
 
@@ -176,8 +184,8 @@ def imb_reps(msg_bytes: int, quick: bool) -> int:
     return max(20, min(5000 if not quick else 1500, total // msg_bytes))
 
 
-def imb_scenario(pattern: str, msg_bytes: int, quick: bool) -> dict:
-    d = library("dp-imb")
+def imb_scenario(pattern: str, msg_bytes: int, quick: bool, scheduler: str = "credit") -> dict:
+    d = library("dp-imb", scheduler)
     d["duration_ms"] = IMB_DURATION_MS
     d["name"] = f"dp-imb-{pattern}-{msg_bytes}b"
     d["vms"][0]["workloads"][0].update(pattern=pattern, msg_bytes=msg_bytes,
@@ -186,7 +194,7 @@ def imb_scenario(pattern: str, msg_bytes: int, quick: bool) -> dict:
 
 
 def _imb_runs(quick: bool) -> list[Run]:
-    return [Run(f"{s}-{p}-{b}b", imb_scenario(p, b, quick), scheduler=s)
+    return [Run(f"{s}-{p}-{b}b", imb_scenario(p, b, quick, s), scheduler=s)
             for p in IMB_PATTERNS for b in IMB_BYTES[quick] for s in SCHEDULERS]
 
 

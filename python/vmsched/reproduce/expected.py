@@ -376,34 +376,38 @@ GAPS: dict[str, dict[str, str]] = {
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
     "dp-stream": {
         "DP is not below credit at any array size":
-            "model result: from 4 MiB arrays DP gets 0.2-10 % less bandwidth than credit (32 MiB: 10 %). "
-            "DP still cuts migrations, refill and barrier spin at every size (32 MiB, seeds 1-3: 163 vs "
-            "224 migrations, 95 vs 115 ms refill), but a pinned thread preempted by the competing VM "
-            "waits on its own pCPU while another idles (pCPU time idle while vCPUs wait, whole run: +122 ms, "
-            "313 vs 191 ms; completion 345 vs 309 ms) and the barrier waits for it. That is the seed's rule (§4.3 Figure 3: an idle "
-            "pCPU may not take a pinned vCPU; test an_idle_pcpu_does_not_take_a_pinned_vcpu_from_a_busy_one); "
-            "the seed's C(CPU_idle) = 0 (§4.2) assumes unpinned vCPUs wait in runqueues to be stolen, "
-            "but here they are running. No reading removes the wait without removing the gain: with the "
-            "rules only for the vCPU about to run (the other reading of §4.1/§4.4) DP loses its 1 MiB "
-            "gain too (dp-stream.toml, 1 MiB, seed 1: 1.55 vs 1.65 GB/s per thread), and with a light competitor DP is 0.95-1.02 of "
-            "credit at 1-32 MiB (docs/policies.md ## dp)",
+            "model result, under the seed's Xen 3.4.3 credit (wake = \"xen34\", no rate limits, "
+            "for credit and DP alike): DP is ahead up to 8 MiB (1.90, 1.41, 1.16, 1.02 of credit at "
+            "1, 2, 4, 8 MiB) and 1 % and 6 % below at 16 and 32 MiB. At 32 MiB (seeds 1-3) DP still "
+            "cuts migrations (123 vs 196), refill (65 vs 111 ms) and the VM's CPU time (1.17 vs "
+            "1.29 s) but finishes later (323 vs 302 ms): a pinned thread preempted by the competing "
+            "VM waits on its own pCPU while another idles (pCPU time idle while vCPUs wait, whole "
+            "run: 0.96 vs 0.75 s) and the barrier waits for it. That is the seed's rule (§4.3 "
+            "Figure 3: an idle pCPU may not take a pinned vCPU; test "
+            "an_idle_pcpu_does_not_take_a_pinned_vcpu_from_a_busy_one); the seed's C(CPU_idle) = 0 "
+            "(§4.2) assumes unpinned vCPUs wait in runqueues to be stolen, but here they are running "
+            "(docs/policies.md ## dp)",
     },
     "dp-imb": {
         "Sendrecv: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
-            "model result: below 16 KiB no rank reaches AC 75 (DP = credit); from 16 KiB DP pins the "
-            "ranks and runs at 10-27 % of credit's speed. A rank halts on every message (rule f unpins "
-            "it) and at wake is pinned again on the pCPU with the lowest load over the last 30 ms (rule "
-            "b), usually one a competing vCPU is running, where it waits (test "
+            "model result, under the seed's Xen 3.4.3 credit (wake = \"xen34\", no rate limits): "
+            "at 1 KiB no rank reaches AC 75 (DP = credit); from 16 KiB DP pins the ranks and runs at "
+            "6 % (16 KiB) and 16 % (128 KiB) of credit's speed. A rank halts on every message (rule "
+            "f unpins it) and at wake is pinned again on the pCPU with the lowest load over the last "
+            "30 ms (rule b), usually one a competing vCPU is running, where it waits (test "
             "a_woken_vcpu_pinned_by_recent_load_waits_while_a_pcpu_idles): at 16 KiB the ranks wait "
-            "runnable 7.8 s vs 0.6 s and pCPUs idle while vCPUs wait 9.3 s vs 0.5 s (the seed's "
-            "C(CPU_idle), assumed 0 in §4.2). Alone on the host neither scheduler migrates and DP = "
-            "credit; with a light competitor DP is 0.96-1.0 of credit: the model's credit keeps each "
-            "rank on its own pCPU while any pCPU idles, so the runqueue sharing the seed blames for "
-            "credit's speed (§5.3) never arises without saturation (docs/policies.md ## dp)",
+            "runnable 6.45 s vs 0.24 s and pCPUs idle while vCPUs wait 9.0 s vs 0.56 s (the seed's "
+            "C(CPU_idle), assumed 0 in §4.2). Xen 3.4's credit does not rescue them: its tick moves "
+            "a running vCPU only to a socket with more idle pCPUs, never because a vCPU waits behind "
+            "it (with current Xen's wake-up and tick rule, is_runq_idle, and no rate limits DP "
+            "reached 18 % at 16 KiB, seed 1) (docs/policies.md ## dp, ## credit_wake)",
         "Exchange: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
-            "as for Sendrecv; Exchange's four copies per repetition lift the ranks' AC past 75 from "
-            "1 KiB (DP at 16-64 % of credit's speed at 1-128 KiB; 1 KiB: ranks wait runnable 7.1 s vs "
-            "1.1 s, pCPUs idle while vCPUs wait 6.9 s vs 0.7 s)",
+            "model result, under the seed's Xen 3.4.3 credit: DP is ahead at 1 KiB (1.05 of credit) "
+            "and 128 KiB (1.07) but behind at 16 KiB (0.83): there DP uses less CPU (1.45 vs 1.56 s), "
+            "fewer migrations (909 vs 6916) and less refill (3.2 vs 20.4 ms), and its ranks wait "
+            "runnable less in total (0.38 vs 0.56 s), yet the run ends later (450 vs 371 ms): the "
+            "waits of pinned ranks fall on the ring's critical path while pCPUs idle (idle while "
+            "vCPUs wait 0.91 vs 0.51 s)",
     },
     "vmkit-table2-3": {
         "hackbench_2cpu_s": "model result 0.37 s: without affinity the model's hackbench scales with "

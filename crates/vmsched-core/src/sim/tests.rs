@@ -414,14 +414,20 @@ const DP_STREAM: &str = include_str!("../../../../scenarios/dp-stream.toml");
 const DP_EPCC: &str = include_str!("../../../../scenarios/dp-epcc.toml");
 const DP_IMB: &str = include_str!("../../../../scenarios/dp-imb.toml");
 
+/// A dp scenario run under `scheduler` with the scenario's hypervisor params (Xen 3.4's credit
+/// settings, which `dp` takes too; an override of the scheduler would drop them).
+fn run_dp_scenario(text: &str, scheduler: &str) -> Results {
+    run_text(&text.replace("scheduler = \"credit\"", &format!("scheduler = \"{scheduler}\"")), None)
+}
+
 fn bench(r: &Results, vm: usize, key: &str) -> f64 {
     r.vms[vm].bench.get("w0").and_then(|m| m.get(key)).copied().unwrap_or_else(|| panic!("no bench.w0.{key} in {:?}", r.vms[vm].bench))
 }
 
 #[test]
 fn dp_reduces_stream_migrations_against_credit() {
-    let credit = run_text(DP_STREAM, Some("credit"));
-    let dp = run_text(DP_STREAM, Some("dp"));
+    let credit = run_dp_scenario(DP_STREAM, "credit");
+    let dp = run_dp_scenario(DP_STREAM, "dp");
     let (c, d) = (&credit.vms[0], &dp.vms[0]);
     assert!(c.finished && d.finished);
     let vcpu_refill = |r: &Results| r.vcpus.iter().filter(|v| v.vm == 0).map(|v| v.cache_refill_ns).sum::<Ns>();
@@ -507,7 +513,7 @@ fn imb_exchange_finishes_under_dp_and_credit() {
             .replace("pattern = \"sendrecv\", ranks = 8, msg_bytes = 65536, reps = 5000", &format!("pattern = \"exchange\", ranks = 8, msg_bytes = {bytes}, reps = 5000"))
             .replace("duration_ms = 2500", "duration_ms = 20000");
         for s in ["credit", "dp"] {
-            let r = run_text(&text, Some(s));
+            let r = run_dp_scenario(&text, s);
             let v = &r.vms[0];
             println!("exchange {bytes} B {s}: completion {:?}, {:?}", v.completion_ns, v.bench);
             assert!(v.finished, "{s}, {bytes} B: the exchange did not finish ({} ops)", v.ops);
@@ -521,8 +527,8 @@ fn dp_without_high_affinity_tasks_schedules_exactly_like_credit() {
     // 64-byte messages: the copies are a sliver of each send and receive, and a blocked
     // receiver sleeps without spinning, so every AC stays near 50 and DP never pins.
     let text = DP_IMB.replace("msg_bytes = 65536, reps = 5000", "msg_bytes = 64, reps = 3000");
-    let credit = run_text(&text, Some("credit"));
-    let dp = run_text(&text, Some("dp"));
+    let credit = run_dp_scenario(&text, "credit");
+    let dp = run_dp_scenario(&text, "dp");
     assert_eq!(dp.totals.scheduler_counters["dp_pins"], 0);
     for (c, d) in credit.vms.iter().zip(&dp.vms) {
         assert_eq!((c.completion_ns, c.migrations, c.cpu_ns, c.ops), (d.completion_ns, d.migrations, d.cpu_ns, d.ops));

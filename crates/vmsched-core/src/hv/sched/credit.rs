@@ -40,6 +40,21 @@
 //!   its vCPU). "Idle" is Xen's `prv->idlers`: every pCPU running the idle vCPU, tickled or
 //!   not. Leaves out: the per-pCPU `last_tickle_cpu` belongs to the waker's pCPU in Xen;
 //!   here it is kept per pCPU the unit is queued on (the model does not know the waker's);
+//! - `wake = "xen34"`: Xen 3.3/3.4's credit (the seed 003 baseline, Xen 3.4.3; its footnote:
+//!   3.3's default scheduler is 4.0.0's), read in `xen/common/sched_credit.c` of a 3.3 tree
+//!   (jeffchao/xen-3.3-tcg) and of a 3.4-era one (with `vcpu_migration_delay` and
+//!   `burn_credits`). Wake-up as `xen41` (`csched_vcpu_wake` queues on `vc->processor`), but
+//!   `__runq_tickle` tickles *every* idle pCPU in the unit's affinity when the unit's pCPU is
+//!   busy (`cpus_or(mask, mask, idlers)`, `cpus_and(mask, mask, cpu_affinity)`; 4.1 added
+//!   `opt_tickle_one_idle`); all of them load-balance and one steals. And the tick's and
+//!   `vcpu_migrate`'s `_csched_cpu_pick` always counts the unit's own pCPU idle
+//!   (`cpu_set(cpu, idlers)`, no `is_runq_idle`): a running unit moves only to a socket with
+//!   strictly more idle pCPUs than its own (`cpu_core_map`; SMT siblings within a socket, none
+//!   in the model), never because a unit waits behind it (`pick_xen34`). 3.4's steal
+//!   (`csched_runq_steal`: strictly higher priority, not from an idle peer, peers in
+//!   `cycle_cpu` order) is the model's; it has no rate limit and no load-balance rate limit
+//!   (`ratelimit_us = 0`, `load_balance_ratelimit_us = 0` go with this rule). Leaves out:
+//!   `idle_bias`; 3.4's credit reset to 0 (not halved) above 300 and its rounded burn;
 //! - yield (`SCHEDOP_yield`, and Xen's PLE handler which calls it): re-queued behind one
 //!   lower-priority unit, never stolen while yielding.
 //!
@@ -127,6 +142,9 @@ pub enum WakeRule {
     PlaceIdle,
     /// Xen 4.1: queue on the last pCPU; tickle it if outranked, and one idler if it is busy.
     Xen41,
+    /// Xen 3.3/3.4 (and 4.0): as `Xen41` but tickle every idler if it is busy; and a running
+    /// unit moves at a tick only to a socket with more idle pCPUs (`pick_xen34`).
+    Xen34,
 }
 
 impl Credit {
@@ -149,8 +167,9 @@ impl Credit {
         let csrc = Csrc::from_params(p)?;
         let flexw = FlexWAcct::from_params(p, flexw_by_default)?;
         // Wake-up placement and tickling: current Xen's (default) or Xen 4.1's (seed 001).
-        let wake = match p.choice("wake", "place_idle", &["place_idle", "xen41"])? {
+        let wake = match p.choice("wake", "place_idle", &["place_idle", "xen41", "xen34"])? {
             "xen41" => WakeRule::Xen41,
+            "xen34" => WakeRule::Xen34,
             _ => WakeRule::PlaceIdle,
         };
         let tslice_ns = (tslice_ms * NS_PER_MS as f64) as Ns;
@@ -363,8 +382,8 @@ impl Credit {
 
     /// `__runq_tickle`.
     fn tickle(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) {
-        if self.wake == WakeRule::Xen41 {
-            return self.tickle_xen41(view, p, v);
+        if self.wake != WakeRule::PlaceIdle {
+            return self.tickle_queued(view, p, v);
         }
         let cur = view.pcpu_cur[p];
         let new_pri = self.units[v].pri;
@@ -384,10 +403,12 @@ impl Credit {
         }
     }
 
-    /// Xen 4.1's `__runq_tickle`: `p` if `v` outranks its current unit; and, if `p` is busy,
-    /// the next idle pCPU in `v`'s affinity after `last_tickle` (`cycle_cpu`). A pCPU whose
-    /// scheduler call is already pending is not asked twice (a raised softirq stays raised).
-    fn tickle_xen41(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) {
+    /// Xen 3.4's and 4.1's `__runq_tickle` for `v` queued on `p`: `p` if `v` outranks its
+    /// current unit; and, if `p` is busy, the idle pCPUs in `v`'s affinity: all of them
+    /// (3.4, `cpus_or(mask, mask, idlers)`), or the next one after `last_tickle` (4.1,
+    /// `cycle_cpu`). A pCPU whose scheduler call is already pending is not asked twice (a
+    /// raised softirq stays raised).
+    fn tickle_queued(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) {
         let cur = view.pcpu_cur[p];
         let mut to = Vec::with_capacity(2);
         if self.units[v].pri > self.pri_of(cur) {
@@ -396,7 +417,10 @@ impl Credit {
         if cur.is_some() {
             let n = view.n_pcpus();
             let last = self.last_tickle[p];
-            if let Some(q) = (1..=n).map(|i| (last + i) % n).find(|&q| q != p && view.is_idle(q) && view.allowed(v, q)) {
+            let mut idlers = (1..=n).map(|i| (last + i) % n).filter(|&q| q != p && view.is_idle(q) && view.allowed(v, q));
+            if self.wake == WakeRule::Xen34 {
+                to.extend(idlers);
+            } else if let Some(q) = idlers.next() {
                 self.last_tickle[p] = q;
                 to.push(q);
             }
@@ -446,10 +470,9 @@ impl Credit {
             self.burn(v, view.now);
             if !self.units[v].active {
                 self.units[v].active = true;
-            } else if !self.units[v].migrating && self.idle_peer(view, v, p).is_some() {
-                // `csched_unit_acct`: `_csched_cpu_pick` counts the unit's own pCPU as idle
-                // only when nothing waits in its runqueue; it found an idle pCPU instead, so
-                // the unit is flagged `_VPF_migrating` and its pCPU reschedules.
+            } else if !self.units[v].migrating && self.tick_moves(view, v, p) {
+                // `csched_unit_acct`: `_csched_cpu_pick` found a better pCPU than `p`, so the
+                // unit is flagged `_VPF_migrating` and its pCPU reschedules.
                 self.units[v].migrating = true;
                 self.migrations_running += 1;
                 self.causes.request(p, Cause::TickMigrate);
@@ -457,6 +480,53 @@ impl Credit {
             }
         }
         view.arm(p as u64, view.now + self.tick_ns);
+    }
+
+    /// Whether `_csched_cpu_pick` at a tick moves unit `v` off `p`, where it runs: Xen 3.4's
+    /// (`pick_xen34`), or current Xen's, which counts `p` idle only when nothing waits in its
+    /// runqueue (`is_runq_idle`) and then moves to any idle pCPU.
+    fn tick_moves(&self, view: &SchedView, v: VcpuId, p: PcpuId) -> bool {
+        match self.wake {
+            WakeRule::Xen34 => self.pick_xen34(view, v, p) != p,
+            _ => self.idle_peer(view, v, p).is_some(),
+        }
+    }
+
+    /// Xen 3.3/3.4's `_csched_cpu_pick` for `v` on `p`: `p` (or the first allowed pCPU after
+    /// it) always counts as idle (`cpu_set(cpu, idlers)`); walking the other idle pCPUs in
+    /// `v`'s affinity in `cycle_cpu` order, it moves to another socket's first idler when that
+    /// socket has strictly more idlers than the current choice's (`cpu_core_map`), and within
+    /// a socket compares SMT siblings (`cpu_sibling_map`; the model has none, so never moves).
+    /// Leaves out the `idle_bias` rotation among a socket's idlers (the first one in `v`'s
+    /// affinity is taken).
+    fn pick_xen34(&self, view: &SchedView, v: VcpuId, p: PcpuId) -> PcpuId {
+        let n = view.n_pcpus();
+        let next_after = |c: PcpuId, set: &dyn Fn(PcpuId) -> bool| (1..=n).map(|i| (c + i) % n).find(|&q| set(q));
+        let mut cpu = if view.allowed(v, p) { p } else { next_after(p, &|q| view.allowed(v, q)).unwrap_or(p) };
+        let start = cpu;
+        let idle = |q: PcpuId| q == start || view.is_idle(q);
+        let sock = |q: PcpuId| view.topo.socket_of(q);
+        let group = |c: PcpuId, other: PcpuId| -> Vec<PcpuId> {
+            if sock(c) == sock(other) {
+                vec![c].into_iter().filter(|&q| idle(q)).collect()
+            } else {
+                (0..n).filter(|&q| sock(q) == sock(c) && idle(q)).collect()
+            }
+        };
+        let mut cand: Vec<bool> = (0..n).map(|q| q != cpu && view.allowed(v, q) && idle(q)).collect();
+        while let Some(nxt) = next_after(cpu, &|q| cand[q]) {
+            let (mine, theirs) = (group(cpu, nxt), group(nxt, cpu));
+            if mine.len() < theirs.len() {
+                cpu = theirs.into_iter().find(|&q| cand[q]).unwrap_or(nxt);
+                cand[cpu] = false;
+            } else {
+                for q in theirs {
+                    cand[q] = false;
+                }
+                cand[nxt] = false;
+            }
+        }
+        cpu
     }
 
     /// For unit `v` running on `p`, the pCPU `_csched_cpu_pick` moves it to: none if nothing
@@ -635,7 +705,7 @@ impl HvScheduler for Credit {
         }
         let p = match self.wake {
             WakeRule::PlaceIdle => self.cpu_pick(view, v),
-            WakeRule::Xen41 => self.last_allowed(view, v),
+            WakeRule::Xen41 | WakeRule::Xen34 => self.last_allowed(view, v),
         };
         self.insert(p, v);
         self.tickle(view, p, v);
@@ -699,17 +769,22 @@ impl Credit {
     /// `csched_schedule` for a running unit flagged `_VPF_migrating` at a tick: it is not
     /// runnable here (no rate limit, not re-queued), `p` picks from its runqueue, then
     /// `vcpu_migrate` places the unit with `csched_res_pick` — an idle pCPU if one is left
-    /// (`csched_unit_wake` queues it there without BOOST and tickles it), else back on `p`.
+    /// (`csched_unit_wake` queues it there without BOOST and tickles it), else back on `p`;
+    /// with `wake = "xen34"`, 3.4's `csched_cpu_pick` (`pick_xen34`), which counts `p` idle.
     fn migrate_running(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) -> Decision {
         let d = self.decide(view, p, Some(v), false, Reason::Timer);
-        if d.next.is_none() {
+        let q = match self.wake {
+            WakeRule::Xen34 => self.pick_xen34(view, v, p),
+            _ if d.next.is_none() => p,
+            _ => self.idle_other(view, v, p).unwrap_or(p),
+        };
+        if q == p && d.next.is_none() {
             // Nothing else to run: `p` is the idle pCPU the unit is placed on.
             let u = &mut self.units[v];
             u.start_ns = view.now;
             u.state_entry_ns = view.now;
             return Decision { next: Some(v), slice_ns: Some(self.tslice_ns) };
         }
-        let q = self.idle_other(view, v, p).unwrap_or(p);
         self.insert(q, v);
         if q != p {
             self.tickle(view, q, v);
@@ -837,8 +912,12 @@ mod tests {
     /// Two pCPUs, three 1-vCPU VMs: vCPU 0 runs on pCPU 0, vCPU 1 waits behind it (queued
     /// while only pCPU 0 was allowed), pCPU 1 is idle and was never tickled.
     fn stranded() -> (crate::hv::sched::testkit::Kit, Credit) {
+        stranded_with(BTreeMap::new())
+    }
+
+    fn stranded_with(params: BTreeMap<String, toml::Value>) -> (crate::hv::sched::testkit::Kit, Credit) {
         let mut k = crate::hv::sched::testkit::Kit::new(2, &[1, 1, 1]);
-        let mut c = Credit::from_params(&mut Params::new(&BTreeMap::new())).unwrap();
+        let mut c = Credit::from_params(&mut Params::new(&params)).unwrap();
         k.init(&mut c);
         k.wake(&mut c, 0);
         k.affinity[1] = Some(vec![0]);
@@ -878,17 +957,21 @@ mod tests {
         assert_eq!(c.counters()[0], ("credit_migrate_running", 0));
     }
 
-    /// Two pCPUs, two 1-vCPU VMs, `wake` as given: vCPU 0 runs on pCPU 0 and is UNDER (a tick
-    /// took its BOOST), pCPU 1 is idle, and vCPU 1, which last ran on pCPU 0, wakes (BOOST).
-    /// Returns the pCPUs its wake-up tickles, and the kit after serving them.
+    /// `n` pCPUs, two 1-vCPU VMs, `wake` as given: vCPU 0 runs on pCPU 0 and is UNDER (a tick
+    /// took its BOOST), the other pCPUs are idle, and vCPU 1, which last ran on pCPU 0, wakes
+    /// (BOOST). Returns the pCPUs its wake-up tickles, and the kit after serving them.
     fn wake_beside_a_busy_pcpu(wake: &str) -> (Vec<PcpuId>, crate::hv::sched::testkit::Kit, Credit) {
-        let mut k = crate::hv::sched::testkit::Kit::new(2, &[1, 1]);
+        wake_beside_a_busy_pcpu_of(wake, 2)
+    }
+
+    fn wake_beside_a_busy_pcpu_of(wake: &str, n: usize) -> (Vec<PcpuId>, crate::hv::sched::testkit::Kit, Credit) {
+        let mut k = crate::hv::sched::testkit::Kit::new(n, &[1, 1]);
         let map = BTreeMap::from([("wake".to_string(), toml::Value::String(wake.into()))]);
         let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
         k.init(&mut c);
         k.wake(&mut c, 0);
         k.advance(&mut c, 10 * NS_PER_MS);
-        assert_eq!((k.pcpu_cur.clone(), c.pri(0)), (vec![Some(0), None], Pri::Under));
+        assert_eq!((k.pcpu_cur[0], k.pcpu_cur.iter().flatten().count(), c.pri(0)), (Some(0), 1, Pri::Under));
         k.vcpus[1].last_pcpu = 0;
         k.vcpus[1].run = RunState::Runnable;
         k.with(|view| c.wake(view, 1));
@@ -903,6 +986,58 @@ mod tests {
         assert_eq!(tickled, vec![0, 1], "BOOST outranks UNDER on pCPU 0, and pCPU 0 is busy while pCPU 1 idles");
         // pCPU 0 switches to the BOOST vCPU; idle pCPU 1 steals the preempted one.
         assert_eq!(k.pcpu_cur, vec![Some(1), Some(0)]);
+    }
+
+    #[test]
+    fn xen34_wake_on_a_busy_pcpu_tickles_it_and_every_idle_pcpu() {
+        // Xen 3.4's `__runq_tickle` ORs in all idlers; 4.1's tickles one of them.
+        assert_eq!(wake_beside_a_busy_pcpu_of("xen34", 4).0, vec![0, 1, 2, 3]);
+        assert_eq!(wake_beside_a_busy_pcpu_of("xen41", 4).0, vec![0, 1]);
+        // One idler steals the preempted vCPU 0; the others find nothing and stay idle.
+        let (_, k, _) = wake_beside_a_busy_pcpu_of("xen34", 4);
+        assert_eq!(k.pcpu_cur[0], Some(1));
+        assert_eq!(k.pcpu_cur.iter().flatten().count(), 2);
+    }
+
+    /// Two sockets of two pCPUs; 1-vCPU VMs 0 and 1 run on pCPUs 0 and 1 (socket 0), socket 1
+    /// idles. Returns where each runs after two ticks (10 and 20 ms) and the running-unit
+    /// migrations.
+    fn two_busy_in_one_socket(wake: &str) -> (Vec<Option<VcpuId>>, u64) {
+        let mut k = crate::hv::sched::testkit::Kit::new(4, &[1, 1]);
+        k.topo = Topology::new(2, 2, None, None, 2.0);
+        let map = BTreeMap::from([("wake".to_string(), toml::Value::String(wake.into()))]);
+        let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
+        k.init(&mut c);
+        k.affinity = vec![Some(vec![0]), Some(vec![1])];
+        k.wake(&mut c, 0);
+        k.wake(&mut c, 1);
+        k.affinity = vec![None, None];
+        assert_eq!(k.pcpu_cur, vec![Some(0), Some(1), None, None]);
+        k.advance(&mut c, 20 * NS_PER_MS);
+        (k.pcpu_cur.clone(), c.counters()[0].1)
+    }
+
+    #[test]
+    fn xen34_tick_moves_a_running_unit_to_a_socket_with_more_idle_pcpus() {
+        // Xen 3.4's `_csched_cpu_pick` counts the unit's own pCPU idle: socket 0 has one idler
+        // (pCPU 0), socket 1 two, so vCPU 0 moves to pCPU 2; then socket 0 has two (pCPUs 0,
+        // 1) against one and vCPU 1 stays.
+        assert_eq!(two_busy_in_one_socket("xen34"), (vec![None, Some(1), Some(0), None], 1));
+        // Current Xen's pick moves a running unit only when a unit waits behind it.
+        assert_eq!(two_busy_in_one_socket("place_idle"), (vec![Some(0), Some(1), None, None], 0));
+    }
+
+    #[test]
+    fn xen34_tick_leaves_a_unit_with_a_waiter_when_the_idle_pcpu_shares_its_socket() {
+        // vCPU 1 waits behind vCPU 0 on pCPU 0 and pCPU 1 (same socket) idles: 3.4's pick
+        // compares SMT siblings within a socket (none in the model: one idler each) and keeps
+        // pCPU 0, so nothing moves; the default rule moves vCPU 0 at the second tick
+        // (a_tick_moves_the_running_unit_to_an_idle_pcpu_when_its_runqueue_has_a_waiter).
+        let map = BTreeMap::from([("wake".to_string(), toml::Value::String("xen34".into()))]);
+        let (mut k, mut c) = stranded_with(map);
+        k.advance(&mut c, 40 * NS_PER_MS);
+        assert_eq!(k.pcpu_cur, vec![Some(0), None]);
+        assert_eq!(c.counters()[0], ("credit_migrate_running", 0));
     }
 
     #[test]
