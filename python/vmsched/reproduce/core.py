@@ -12,6 +12,7 @@ seed's value, or ±5 % where the seed derives the value analytically (``Seed.ana
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -142,3 +143,17 @@ def judge(repro: Reproduction, simulated: Mapping[str, float],
             claims.append(ClaimResult(c.text, False, f"{type(e).__name__}: {e}"))
     return Outcome(repro.name, repro.title, repro.seed_file, repro.figure, qs, claims,
                    notes=repro.notes, reasons=dict(reasons))
+
+
+def mean_over_seeds(seeds: Sequence[int]) -> Callable[[Callable[..., float]], Callable[..., float]]:
+    """Decorator for a measure ``fn(results, label, *args)``: a label run once is measured as
+    it is; a label without ``@seed`` is the mean of ``fn`` over the runs ``label@s``, s in
+    ``seeds`` (the families that average simulation seeds label their runs so)."""
+    def wrap(fn: Callable[..., float]) -> Callable[..., float]:
+        @functools.wraps(fn)
+        def mean(r: Mapping[str, Any], label: str, *args: Any) -> float:
+            if label in r:
+                return fn(r, label, *args)
+            return sum(fn(r, f"{label}@{s}", *args) for s in seeds) / len(seeds)
+        return mean
+    return wrap

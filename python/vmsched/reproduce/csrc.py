@@ -45,13 +45,13 @@ response time against fixed limits, replaced by the per-role means above).
 from __future__ import annotations
 
 import copy
-import functools
 import math
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 from .calibration import fitted
 from .core import Claim, Quantity, Reproduction, Run
+from .core import mean_over_seeds
 
 S001 = "001_3582712ef98dbca6.txt"
 
@@ -127,14 +127,8 @@ def _runs(tiles: tuple[int, ...], configs, quick: bool) -> list[Run]:
             for t in tiles for c in configs for s in SEEDS]
 
 
-def over_seeds(fn: Callable[..., float]) -> Callable[..., float]:
-    """``fn`` of a run, or, for a label without ``@seed``, its mean over :data:`SEEDS`."""
-    @functools.wraps(fn)
-    def mean(r: Mapping[str, Any], lab: str, *args: Any) -> float:
-        if lab in r:
-            return fn(r, lab, *args)
-        return sum(fn(r, f"{lab}@{s}", *args) for s in SEEDS) / len(SEEDS)
-    return mean
+#: the mean of a measure over :data:`SEEDS` (``core.mean_over_seeds``).
+over_seeds = mean_over_seeds(SEEDS)
 
 
 # ---- what the seed measures ---------------------------------------------------------------

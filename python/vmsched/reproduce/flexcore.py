@@ -58,11 +58,11 @@ attribution of the seed's Fig. 8. Misses and their reasons: ``expected.GAPS``.
 
 from __future__ import annotations
 
-import functools
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from .calibration import fitted
 from .core import Claim, Quantity, Reproduction, Run
+from .core import mean_over_seeds
 
 S000 = "000_e4beefc956462be7.txt"
 
@@ -223,14 +223,8 @@ def _vms(r: Mapping[str, Any], label: str) -> list[dict]:
     return r[label].summary["vms"]
 
 
-def over_seeds(fn: Callable[..., float]) -> Callable[..., float]:
-    """``fn`` of a run, or, for a label without ``@seed``, its mean over :data:`SEEDS`."""
-    @functools.wraps(fn)
-    def mean(r: Mapping[str, Any], label: str, *args: Any) -> float:
-        if label in r:
-            return fn(r, label, *args)
-        return sum(fn(r, f"{label}@{s}", *args) for s in SEEDS) / len(SEEDS)
-    return mean
+#: the mean of a measure over :data:`SEEDS` (``core.mean_over_seeds``).
+over_seeds = mean_over_seeds(SEEDS)
 
 
 @over_seeds
