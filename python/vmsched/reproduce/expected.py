@@ -395,19 +395,16 @@ GAPS: dict[str, dict[str, str]] = {
             "shootdown's call data, and the seed gives no figure for the latter",
     },
     "vmkit-polling": {
-        "with polling, 2 vCPUs build slower than 1": "model result 0.72 of the 1-vCPU time (0.51 "
-            "with a physical IPI). Polling delays every vIPI to a halted vCPU until its VMM's next "
-            "80 ms time slice (seed §6.1, §6.3; hv/vipi.rs), and each compile now runs through "
+        "with polling, 2 vCPUs build slower than 1": "model result 0.58 of the 1-vCPU time (0.49 "
+            "with a physical IPI), make -j4 on every VM as in §7.2 (5319 compiles fitted to the "
+            "1-vCPU 157 s). Polling delays every vIPI to a halted vCPU until its VMM's next "
+            "80 ms time slice (seed §6.1, §6.3; hv/vipi.rs), and each compile runs through "
             "Kbuild's recipe (sh, gcc, cc1, as, fixdep, rm, mv: scripts/Makefile.build "
-            "rule_cc_o_c), whose forks and exits wake processes across the vCPUs. But the polled "
-            "stalls come in the first 30-45 s only (a build of 500 compiles is 2.9 times slower "
-            "than on 1 vCPU, of 1000 2.1 times, of the full 5640 0.72): the model's two make job "
-            "slots settle on one vCPU each, after which every recipe forks onto its own busy vCPU "
-            "and no wake-up crosses to a halted one. The seed's build kept stalling throughout "
-            "(factor four); the model has no exec- or fork-time balancing (Linux sched_exec, "
-            "SD_BALANCE_FORK) that would keep moving the short processes, and the seed's Bash "
-            "script stages (§7.2, §7.3.5) have no amount to model. With make -j4 (§7.2) the "
-            "polled build is 0.58 of the 1-vCPU time",
+            "rule_cc_o_c), whose forks and exits wake processes across the vCPUs. But with four "
+            "job slots on two vCPUs both stay busy nearly always, so few wake-ups find a halted "
+            "vCPU; the model has no fork- or exec-time balancing (Linux sched_exec, "
+            "SD_BALANCE_FORK), and the seed's Bash script stages (§7.2, §7.3.5) have no amount "
+            "to model",
         "kbuild_2vcpu_over_1vcpu_polling": "as the claim: the polled wake-ups of a halted vCPU "
             "stall the build only until the two job slots settle on one vCPU each",
     },
