@@ -410,12 +410,15 @@ GAPS: dict[str, dict[str, str]] = {
             "vCPUs wait 0.91 vs 0.51 s)",
     },
     "vmkit-table2-3": {
-        "hackbench_2cpu_s": "model result 0.37 s: without affinity the model's hackbench scales with "
-            "a second vCPU about as native Linux does in Table 3 (native 0.38 s; the model's native "
-            "2/1 ratio 0.57 against 0.63, fitted with the affinity ratio). VMkit takes 0.69 s, no faster than on 1 CPU, "
-            "where KVM takes 0.51; §7.3.3 gives no cause. The model's VMkit 2-vCPU run pays only "
-            "the exits that native lacks (few: both vCPUs stay busy), so whatever slow path makes "
-            "VMkit's free-running hackbench lose the second CPU is not in it",
+        "hackbench_2cpu_s": "model result 0.374 s: without affinity the model's hackbench scales "
+            "with a second vCPU about as native Linux does in Table 3 (native 0.38 s; the model's "
+            "native 2/1 ratio 0.58 against 0.63, fitted with the affinity ratio). VMkit takes "
+            "0.69 s, no faster than on 1 CPU, where KVM takes 0.51; §7.3.3 gives no cause. The "
+            "model's VMkit run pays VMkit's own exit round trip (Table 1: 4572 cycles against "
+            "KVM's 2165, +963 ns on every exit), but without affinity both vCPUs stay busy and "
+            "exit rarely (about 6000 exits in the run, against 225,000 with affinity), so the "
+            "run is 0.374 s against native's 0.364 s: whatever slow path makes VMkit's "
+            "free-running hackbench lose the second CPU is not in it",
     },
     "vmkit-table9": {
         "forkbench is slower with the vCPUs on two nodes": "the model's IPI latency does not depend on "
@@ -424,29 +427,35 @@ GAPS: dict[str, dict[str, str]] = {
             "shootdown's call data, and the seed gives no figure for the latter",
     },
     "vmkit-polling": {
-        "with polling, 2 vCPUs build slower than 1": "model result 0.72 of the 1-vCPU time (0.51 "
-            "with a physical IPI). Polling delays every vIPI to a halted vCPU until its VMM's next "
-            "80 ms time slice (seed §6.1, §6.3; hv/vipi.rs), and each compile now runs through "
+        "with polling, 2 vCPUs build slower than 1": "model result 0.622 of the 1-vCPU time "
+            "(0.49 with a physical IPI), make -j4 on every VM as in §7.2 (5319 compiles fitted "
+            "to the 1-vCPU 157 s). Polling delays every vIPI to a halted vCPU until its VMM's "
+            "next 80 ms time slice (seed §6.1, §6.3; hv/vipi.rs), and each compile runs through "
             "Kbuild's recipe (sh, gcc, cc1, as, fixdep, rm, mv: scripts/Makefile.build "
-            "rule_cc_o_c), whose forks and exits wake processes across the vCPUs. But the polled "
-            "stalls come in the first 30-45 s only (a build of 500 compiles is 2.9 times slower "
-            "than on 1 vCPU, of 1000 2.1 times, of the full 5640 0.72): the model's two make job "
-            "slots settle on one vCPU each, after which every recipe forks onto its own busy vCPU "
-            "and no wake-up crosses to a halted one. The seed's build kept stalling throughout "
-            "(factor four); the model has no exec- or fork-time balancing (Linux sched_exec, "
-            "SD_BALANCE_FORK) that would keep moving the short processes, and the seed's Bash "
-            "script stages (§7.2, §7.3.5) have no amount to model. With make -j4 (§7.2) the "
-            "polled build is 0.58 of the 1-vCPU time",
-        "kbuild_2vcpu_over_1vcpu_polling": "as the claim: the polled wake-ups of a halted vCPU "
-            "stall the build only until the two job slots settle on one vCPU each",
+            "rule_cc_o_c), whose forks, execs and exits place and wake processes across the "
+            "vCPUs; the guest balances every new process at fork and at exec as Linux 2.6.32 "
+            "does (guest/forkexec.rs: sched_fork, sched_exec, find_idlest_group). But four job "
+            "slots keep both vCPUs busy nearly always, so few wake-ups find a halted vCPU: 186 "
+            "polled vIPIs in the 97.7 s build (mean 40 ms), and 1.46 million pause-loop exits "
+            "of shootdown senders spinning for a halted target's polled acknowledgement, at "
+            "VMkit's exit round trip (Table 1). Steps: make -j2 0.72; make -j4 0.584; with "
+            "fork/exec balancing 0.589; with VMkit's exit cost 0.622. The seed's Bash script "
+            "stages (§7.2, §7.3.5), where a lone shell forks onto the halted vCPU (a 200-program "
+            "stage is 190 times slower than on 1 vCPU, sim/vmkit_tests.rs), have no amount to "
+            "model",
+        "kbuild_2vcpu_over_1vcpu_polling": "as the claim: with four job slots on two vCPUs few "
+            "wake-ups find a halted vCPU, and the script stages that would are not in the model",
     },
     "vmkit-table10-11": {
-        "hackbench_aff_offset_15_30": "model result 0.79 against the seed's 1.15 (the direction "
-            "holds: faster than synchronous, 1.39). With affinity, each message's socket state "
+        "hackbench_aff_offset_15_30": "model result 0.81 against the seed's 1.15 (the direction "
+            "holds: faster than synchronous, 1.40). With affinity, each message's socket state "
             "ping-pongs between the two pCPUs while both vCPUs run (guest/channel.rs, cost fitted "
-            "to native Table 3); while one runs alone, its side works from its own cache until the "
-            "sockets fill or drain, which the offset pattern allows twice per 80 ms. The model's "
-            "lone side pays nothing for the data it later hands over; the seed's may (the "
-            "message lines, left out), and the seed's speed-up is smaller",
+            "to native Table 3) and a receiver that drained its socket halts its vCPU, so about one "
+            "message in four also costs an IPI and a halt exit at VMkit's round trip (Table 1: "
+            "112,000 of each in the 400,000-message run alone); while "
+            "one vCPU runs alone, its side works from its own cache until the sockets fill or "
+            "drain, which the offset pattern allows twice per 80 ms. The model's lone side pays "
+            "nothing for the data it later hands over; the seed's may (the message lines, left "
+            "out), and the seed's speed-up is smaller. Before VMkit's exit cost: 0.79",
     },
 }

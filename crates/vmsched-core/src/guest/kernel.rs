@@ -5,6 +5,7 @@
 //! - per-vCPU runqueues, round robin with a time slice counted in vCPU run time (Linux with
 //!   steal-time accounting charges a task only for time its vCPU really ran), wake-up placement
 //!   (previous vCPU if idle, else an idle vCPU, else the previous one — `select_task_rq`),
+//!   fork and exec balancing of new processes (`guest::forkexec`),
 //!   new-idle pulls and periodic balancing, CPU affinity masks, offline vCPUs skipped;
 //! - an idle vCPU executes HLT at once (tickless idle);
 //! - spinlocks: ticket and queued locks hand over in FIFO order, so a waiter whose vCPU is
@@ -201,6 +202,12 @@ impl World {
             slept = Some(self.now() - self.threads[t].blocked_at);
         }
         let u = self.select_vcpu(t);
+        self.enqueue_thread(t, u, waker, slept);
+    }
+
+    /// Put runnable thread `t` on vCPU `u`'s runqueue; `waker` (the vCPU whose code did it)
+    /// preempts a busy `u` or wakes an idle one with a reschedule IPI.
+    pub(crate) fn enqueue_thread(&mut self, t: ThreadId, u: VcpuId, waker: Option<VcpuId>, slept: Option<Ns>) {
         self.threads[t].vcpu = u;
         self.vcpus[u].runq.push_back(t);
         if self.vcpus[u].cur.is_some() {
@@ -318,6 +325,11 @@ impl World {
                 }
                 Instr::ExitMm => {
                     if self.exit_mm(t) {
+                        return;
+                    }
+                }
+                Instr::Exec => {
+                    if self.sched_exec(t) {
                         return;
                     }
                 }
@@ -711,7 +723,8 @@ impl World {
         self.vms[vm].threads.push(id);
         self.vms[vm].live_threads += 1;
         self.vms[vm].mm.add_user(mm);
-        self.wake_thread(id, Some(v));
+        let u = self.find_idlest_vcpu(id, v);
+        self.enqueue_thread(id, u, Some(v), None);
     }
 
     fn thread_exit(&mut self, t: ThreadId) {

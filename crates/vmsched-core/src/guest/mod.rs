@@ -4,6 +4,7 @@
 pub mod hotplug;
 pub mod affinity;
 pub mod channel;
+pub mod forkexec;
 pub mod kernel;
 pub mod mm;
 pub mod paravirt;

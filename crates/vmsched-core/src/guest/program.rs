@@ -24,6 +24,8 @@ pub enum Instr {
     Io { us: DurationUs },
     Sleep { us: DurationUs },
     Fork { prog: usize, share_mm: bool, wait: bool },
+    /// `sched_exec` at the start of an exec'ing child (`guest::forkexec`).
+    Exec,
     /// `flush_tlb_mm` of the thread's own address space (fork's `dup_mmap`, `guest::mm`).
     FlushTlbMm,
     /// `exit_mm`: the last user of the address space flushes it everywhere (`guest::mm`).
@@ -72,7 +74,15 @@ pub struct Compiler<'a> {
 
 impl<'a> Compiler<'a> {
     pub fn compile(&mut self, ops: &[OpSpec]) -> usize {
+        self.compile_child(ops, false)
+    }
+
+    /// A program; `exec`: it starts with an exec (a forked child running a new program).
+    fn compile_child(&mut self, ops: &[OpSpec], exec: bool) -> usize {
         let mut p = Program::default();
+        if exec {
+            p.code.push(Instr::Exec);
+        }
         self.emit(ops, &mut p);
         p.code.push(Instr::ExitMm);
         p.code.push(Instr::Exit);
@@ -119,8 +129,8 @@ impl<'a> Compiler<'a> {
                 OpSpec::CallAll => p.code.push(Instr::CallAll),
                 OpSpec::Io { us } => p.code.push(Instr::Io { us: us.clone() }),
                 OpSpec::Sleep { us } => p.code.push(Instr::Sleep { us: us.clone() }),
-                OpSpec::Fork { body, share_mm, wait } => {
-                    let prog = self.compile(body);
+                OpSpec::Fork { body, share_mm, wait, exec } => {
+                    let prog = self.compile_child(body, *exec);
                     if !*share_mm {
                         p.code.push(Instr::FlushTlbMm);
                     }

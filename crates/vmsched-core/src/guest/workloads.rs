@@ -530,6 +530,7 @@ pub fn forkbench(p: &ForkbenchParams) -> Vec<ThreadGroupSpec> {
                     body: vec![compute(DurationUs::fixed(p.child_us), 0.0)],
                     share_mm: false,
                     wait: true,
+                    exec: false,
                 },
             ],
         }],
@@ -614,7 +615,8 @@ pub fn kbuild(vcpus: u32, p: &KbuildParams) -> Vec<ThreadGroupSpec> {
 impl KbuildParams {
     /// What make forks for one object file: the compiler, or Kbuild's recipe around it.
     fn compile_op(&self) -> OpSpec {
-        let fork = |body: Vec<OpSpec>| OpSpec::Fork { body, share_mm: false, wait: true };
+        // Every process of the recipe is a fork and an exec (sh, gcc, cc1, as, fixdep, rm, mv).
+        let fork = |body: Vec<OpSpec>| OpSpec::Fork { body, share_mm: false, wait: true, exec: true };
         let cc1 = fork(vec![compute(self.compile_us.clone(), 0.2)]);
         if !self.recipe {
             return cc1;

@@ -526,12 +526,15 @@ pub enum OpSpec {
     Io { us: DurationUs },
     Sleep { us: DurationUs },
     /// Fork a child (new address space unless `share_mm`), run `body` in it, wait for it.
+    /// `exec`: the child execs a program first (exec balancing, `guest::forkexec`).
     Fork {
         body: Vec<OpSpec>,
         #[serde(default)]
         share_mm: bool,
         #[serde(default = "yes")]
         wait: bool,
+        #[serde(default)]
+        exec: bool,
     },
     Loop { count: u64, body: Vec<OpSpec> },
     /// Run `body` on every n-th pass through this op (per thread).

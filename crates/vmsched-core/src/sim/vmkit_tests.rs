@@ -414,3 +414,68 @@ fn kbuild_runs_each_compile_through_kbuilds_recipe_of_short_processes() {
     let extra = recipe - plain;
     assert!((expected_extra_ms..expected_extra_ms * 1.3).contains(&extra), "recipe adds {extra:.2} ms, its work is {expected_extra_ms} ms");
 }
+
+// ---- fork and exec balancing (guest::forkexec) ----
+
+/// A hog bound to each vCPU listed in `hogs` (3 s each) and one unbound thread running
+/// `forker`. Returns the share of the forker's children that ended on a vCPU other than the
+/// forker's.
+fn children_elsewhere(hogs: &str, forker: &str) -> f64 {
+    let text = format!(
+        r#"
+[host]
+cores_per_socket = 2
+[hypervisor]
+scheduler = "credit"
+[[vms]]
+vcpus = 2
+pin = [0, 1]
+[[vms.workloads]]
+kind = "custom"
+groups = [
+  {{ threads = {n}, affinity = {hogs}, bind = true, program = [{{ op = "compute", us = 3000000 }}] }},
+  {{ threads = 1, program = {forker} }},
+]
+"#,
+        n = hogs.matches(',').count() + 1
+    );
+    let sc = from_toml_str(&text).expect("scenario parses");
+    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
+    sim.run().expect("no invariant violated");
+    let th = &sim.w.threads;
+    let parent = th.iter().position(|t| t.forks > 0).expect("a forker");
+    let kids: Vec<_> = th.iter().filter(|t| t.parent == Some(parent)).collect();
+    assert!(kids.len() >= 50, "{} children", kids.len());
+    kids.iter().filter(|t| t.vcpu != th[parent].vcpu).count() as f64 / kids.len() as f64
+}
+
+#[test]
+fn fork_balancing_places_a_child_on_the_less_loaded_vcpu() {
+    // The forker shares its vCPU with a hog (load 2 while it forks), the other vCPU runs one
+    // hog (load 1): find_idlest_group sends the child there (200 ≥ 112 × 1). Wake placement
+    // alone would keep it on the parent's vCPU (no vCPU is idle).
+    let forker = r#"[{ op = "loop", count = 100, body = [
+        { op = "compute", us = 200 },
+        { op = "fork", body = [{ op = "compute", us = 1000 }] } ] }]"#;
+    let away = children_elsewhere("[0, 1]", forker);
+    assert!(away > 0.9, "children on the other vCPU: {away}");
+}
+
+#[test]
+fn exec_balancing_moves_a_child_queued_behind_its_parent() {
+    // One hog on vCPU 1; the forker does not wait, so at fork both vCPUs have load 1 and the
+    // child stays on the parent's vCPU, queued behind it. When it first runs (the parent's
+    // slice ended, the parent is queued: load 2 against 1) an exec'ing child moves to vCPU 1;
+    // one that does not exec stays.
+    let forker = |exec: bool| {
+        format!(
+            r#"[{{ op = "loop", count = 100, body = [
+            {{ op = "fork", wait = false, exec = {exec}, body = [{{ op = "compute", us = 500 }}] }},
+            {{ op = "compute", us = 20000 }} ] }}]"#
+        )
+    };
+    let exec = children_elsewhere("[1]", &forker(true));
+    let plain = children_elsewhere("[1]", &forker(false));
+    assert!(exec > 0.5, "exec'ing children on the other vCPU: {exec}");
+    assert!(plain < 0.1, "children without exec on the other vCPU: {plain}");
+}
