@@ -127,7 +127,7 @@ def test_flexcore_from_a_scenario_balloons_the_contended_vms():
     sc = vmsched.Scenario.from_file(SCENARIOS / "flexcore-sync-heavy-2vm.toml")
     # Only the first 3.5 s: the check at 3 s, the first with a full 3 s PLE window (seed §3.1),
     # balloons both VMs to 6 vCPUs.
-    r = vmsched.run(sc.replace(duration_ms=3500), check=False)
+    r = vmsched.run(sc.replace(duration_ms=3500), check=True)
     acts = r.actions
     assert list(acts["action"][:2]) == ["set_online_vcpus", "set_online_vcpus"]
     assert list(acts["count"][:2]) == [6, 6] and set(acts["by"]) == {"flexcore"}

@@ -107,11 +107,11 @@ def forkbench() -> dict:
 
 def hackbench(affinity: bool = False) -> dict:
     """The seed's hackbench: 10 groups of 20 senders and 20 receivers, 100 loops (§7.2).
-    A message costs the sender ``send_share`` of twice the mean work per side and the receiver
+    A message costs the sender ``send_fraction`` of twice the mean work per side and the receiver
     the rest. ``affinity``: the seed's "with affinity" runs, senders on vCPU 0 and receivers on
     vCPU 1 (§7.2)."""
     side_us = fitted("vmkit.hackbench.msg_us")
-    share = fitted("vmkit.hackbench.send_share")
+    share = fitted("vmkit.hackbench.send_fraction")
     hb: dict[str, Any] = {"kind": "hackbench", "groups": 10, "msg_us": 2 * side_us * share,
                           "recv_us": 2 * side_us * (1 - share)}
     if affinity:
@@ -196,7 +196,7 @@ TABLE2_3 = Reproduction(
           "to. Hackbench with affinity pins the senders to vCPU 0 and the receivers to vCPU 1. "
           "The native rows (the same VM without exit, world-switch and scheduler-call costs) fit "
           "the host's cross-core transfer of socket state and the senders' share of a message's "
-          "work (calibration.toml vmkit.host.channel_transfer_ns, vmkit.hackbench.send_share); the "
+          "work (calibration.toml vmkit.host.channel_transfer_ns, vmkit.hackbench.send_fraction); the "
           "VMkit 2-vCPU rows follow from them.",
 )
 

@@ -417,6 +417,7 @@ const DP_IMB: &str = include_str!("../../../../scenarios/dp-imb.toml");
 /// A dp scenario run under `scheduler` with the scenario's hypervisor params (Xen 3.4's credit
 /// settings, which `dp` takes too; an override of the scheduler would drop them).
 fn run_dp_scenario(text: &str, scheduler: &str) -> Results {
+    assert!(text.contains("scheduler = \"credit\""), "the dp scenario no longer names credit");
     run_text(&text.replace("scheduler = \"credit\"", &format!("scheduler = \"{scheduler}\"")), None)
 }
 

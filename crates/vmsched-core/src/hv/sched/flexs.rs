@@ -276,17 +276,19 @@ impl FlexS {
         let now = view.now;
         if let Some(s) = self.pending[p].take() {
             if prev == Some(s) && prev_runnable && matches!(why, Reason::Timer | Reason::Yield) {
-                if let Some(t) = self.pick_sibling(view, p, s) {
-                    self.stats.switches += 1;
-                    self.waiting_since[s] = now;
-                    // "complete the unfinished time slice": the pCPU's slice, which `s` may
-                    // itself have taken over from a spinner, keeps its end.
-                    let left_ns = self.slice_end[p].saturating_sub(now);
-                    return self.credit.switch_with(view, p, s, t, left_ns);
+                // "complete the unfinished time slice": the pCPU's slice, which `s` may itself
+                // have taken over from a spinner, keeps its end; at its end nothing is left
+                // to complete and credit schedules as usual.
+                let left_ns = self.slice_end[p].saturating_sub(now);
+                if left_ns > 0 {
+                    if let Some(t) = self.pick_sibling(view, p, s) {
+                        self.stats.switches += 1;
+                        self.waiting_since[s] = now;
+                        return self.credit.switch_with(view, p, s, t, left_ns);
+                    }
                 }
                 // No sibling: unless this decision is also the slice's end or a wake-up's
                 // tickle, the spinner goes on with its slice (or yields, if so configured).
-                let left_ns = self.slice_end[p].saturating_sub(now);
                 if !self.yield_without_sibling && why == Reason::Timer && left_ns > 0 && !self.credit.tickled(p) {
                     self.stats.no_sibling += 1;
                     return self.credit.keep_running(view, p, s, left_ns);
