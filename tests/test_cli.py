@@ -111,3 +111,12 @@ def test_bench_quick_reports_rates(cli, tmp_path):
     assert [x["bench"] for x in rep["results"]] == ["small", "sync-heavy-2vm", "host64-32x8"]
     for x in rep["results"]:
         assert x["events"] > 0 and x["events_per_s"] > 0 and x["sim_s_per_wall_s"] > 0
+
+
+def test_run_with_another_scheduler_says_which_scenario_params_it_does_not_pass_on(cli):
+    r = cli("run", str(vmsched.scenarios_dir() / "dp-stream.toml"), "--scheduler", "dp", "--quiet")
+    assert r.code == 0, r
+    assert "hypervisor.params (load_balance_ratelimit_us, ratelimit_us, wake)" in r.err, r
+    assert "belong to credit" in r.err, r
+    same = cli("run", str(vmsched.scenarios_dir() / "dp-stream.toml"), "--scheduler", "credit", "--quiet")
+    assert same.code == 0 and "hypervisor.params" not in same.err, same

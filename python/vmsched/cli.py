@@ -189,6 +189,12 @@ def cmd_run(a: argparse.Namespace) -> int:
 
     _check_scheduler_flag(a.scheduler)
     sc = _load(a.scenario)
+    dropped = sorted(sc.to_dict().get("hypervisor", {}).get("params", {}))
+    if a.scheduler and a.scheduler != sc.scheduler and dropped:
+        print(f"note: --scheduler {a.scheduler} runs with its defaults; the scenario's "
+              f"hypervisor.params ({', '.join(dropped)}) belong to {sc.scheduler} and are not "
+              f"passed on (set scheduler = \"{a.scheduler}\" in the file to keep them)",
+              file=sys.stderr)
     res = run(sc, scheduler=a.scheduler, seed=a.seed, check=a.check, progress=not a.quiet)
     if a.out:
         res.to_dir(a.out, parquet=not a.no_parquet)
