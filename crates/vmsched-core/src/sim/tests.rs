@@ -654,6 +654,37 @@ fn lock_holders_ping_ponged_by_directed_yields_still_finish() {
     }
 }
 
+#[test]
+fn a_vcpu_taken_offline_while_preempted_comes_back_online_not_preempted() {
+    let sc = from_toml_str(SYNC_2VM).unwrap();
+    let ov = Overrides { scheduler: Some("cfs".into()), check: true, ..Default::default() };
+    let mut sim = Simulation::new(&sc, &ov).unwrap();
+    let mut t = 5 * NS_PER_MS;
+    let (vm, k, v) = loop {
+        sim.run_until(t).unwrap();
+        let hit = sim.w.vms.iter().enumerate().find_map(|(i, m)| {
+            m.vcpus.iter().enumerate().skip(1).find(|&(_, &u)| sim.w.vcpus[u].steal_preempted).map(|(k, &u)| (i, k as u32, u))
+        });
+        if let Some(h) = hit {
+            break h;
+        }
+        t += NS_PER_MS / 10;
+        assert!(t < 100 * NS_PER_MS, "no vCPU was ever descheduled while runnable");
+    };
+    sim.set_vcpu_online(vm, k, false).unwrap();
+    // Going down waits for a preemptible moment (stop_machine), which a preempted vCPU
+    // reaches only once it runs again.
+    while sim.w.vcpus[v].run != RunState::Offline {
+        t += NS_PER_MS / 10;
+        sim.run_until(t).unwrap();
+        assert!(t < 200 * NS_PER_MS, "the vCPU never went offline");
+    }
+    sim.set_vcpu_online(vm, k, true).unwrap();
+    let vc = &sim.w.vcpus[v];
+    assert!(!vc.preempted && !vc.preempted_in_kernel && !vc.steal_preempted, "came back reported preempted");
+    sim.run_until(t + 20 * NS_PER_MS).unwrap();
+}
+
 /// The same two VMs with FlexCore's full 3 s window: ballooned at about 59 ms and re-inflated
 /// near the end, a vCPU unplugged while preempted comes back online. It must come back halted
 /// and not reported preempted to its guest (the invariant checker caught the stale steal-time
