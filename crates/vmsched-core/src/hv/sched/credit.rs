@@ -38,19 +38,25 @@
 //!   unit's affinity (`cycle_cpu(last_tickle_cpu, idle_mask)`; `opt_tickle_one_idle`, on by
 //!   default). Both run the scheduler: one of them finds the work gone (a call that keeps
 //!   its vCPU). "Idle" is Xen's `prv->idlers`: every pCPU running the idle vCPU, tickled or
-//!   not. Leaves out: the per-pCPU `last_tickle_cpu` belongs to the waker's pCPU in Xen;
-//!   here it is kept per pCPU the unit is queued on (the model does not know the waker's);
+//!   not. And 4.1's `_csched_cpu_pick`, at a tick (`csched_vcpu_acct`: migrate the running
+//!   unit if the pick is not its pCPU) and in `vcpu_migrate`, always counts the unit's own
+//!   pCPU idle (`cpu_set(cpu, idlers)`, no `is_runq_idle`): a running unit moves only to
+//!   another socket with more than twice its own socket's idle pCPUs (`migrate_factor = 2`);
+//!   within a socket it compares SMT siblings (factor 1; none in the model), so it never
+//!   moves because a unit waits behind it (`pick_own_idle`). Leaves out: the per-pCPU
+//!   `last_tickle_cpu` belongs to the waker's pCPU in Xen; here it is kept per pCPU the unit
+//!   is queued on (the model does not know the waker's);
 //! - `wake = "xen34"`: Xen 3.3/3.4's credit (the seed 003 baseline, Xen 3.4.3; its footnote:
 //!   3.3's default scheduler is 4.0.0's), read in `xen/common/sched_credit.c` of a 3.3 tree
 //!   (jeffchao/xen-3.3-tcg) and of a 3.4-era one (with `vcpu_migration_delay` and
 //!   `burn_credits`). Wake-up as `xen41` (`csched_vcpu_wake` queues on `vc->processor`), but
 //!   `__runq_tickle` tickles *every* idle pCPU in the unit's affinity when the unit's pCPU is
 //!   busy (`cpus_or(mask, mask, idlers)`, `cpus_and(mask, mask, cpu_affinity)`; 4.1 added
-//!   `opt_tickle_one_idle`); all of them load-balance and one steals. And the tick's and
-//!   `vcpu_migrate`'s `_csched_cpu_pick` always counts the unit's own pCPU idle
-//!   (`cpu_set(cpu, idlers)`, no `is_runq_idle`): a running unit moves only to a socket with
-//!   strictly more idle pCPUs than its own (`cpu_core_map`; SMT siblings within a socket, none
-//!   in the model), never because a unit waits behind it (`pick_xen34`). 3.4's steal
+//!   `opt_tickle_one_idle`); all of them load-balance and one steals. Its tick's and
+//!   `vcpu_migrate`'s `_csched_cpu_pick` is 4.1's without `migrate_factor`: a running unit
+//!   moves to another socket with strictly more idle pCPUs than its own (`weight_cpu <
+//!   weight_nxt`, `cpu_core_map`; SMT siblings within a socket, none in the model), never
+//!   because a unit waits behind it (`pick_own_idle`). 3.4's steal
 //!   (`csched_runq_steal`: strictly higher priority, not from an idle peer, peers in
 //!   `cycle_cpu` order) is the model's; it has no rate limit and no load-balance rate limit
 //!   (`ratelimit_us = 0`, `load_balance_ratelimit_us = 0` go with this rule). Leaves out:
@@ -140,10 +146,12 @@ pub enum WakeRule {
     /// Place on an idle pCPU if there is one, else preempt the unit's pCPU if it outranks the
     /// current unit (current Xen's `__runq_tickle`, with the steal folded into placement).
     PlaceIdle,
-    /// Xen 4.1: queue on the last pCPU; tickle it if outranked, and one idler if it is busy.
+    /// Xen 4.1: queue on the last pCPU; tickle it if outranked, and one idler if it is busy;
+    /// a running unit moves at a tick only to a socket with more than twice the idle pCPUs
+    /// (`pick_own_idle`).
     Xen41,
     /// Xen 3.3/3.4 (and 4.0): as `Xen41` but tickle every idler if it is busy; and a running
-    /// unit moves at a tick only to a socket with more idle pCPUs (`pick_xen34`).
+    /// unit moves at a tick only to a socket with more idle pCPUs (`pick_own_idle`).
     Xen34,
 }
 
@@ -483,23 +491,33 @@ impl Credit {
     }
 
     /// Whether `_csched_cpu_pick` at a tick moves unit `v` off `p`, where it runs: Xen 3.4's
-    /// (`pick_xen34`), or current Xen's, which counts `p` idle only when nothing waits in its
-    /// runqueue (`is_runq_idle`) and then moves to any idle pCPU.
+    /// or 4.1's (`pick_own_idle`), or current Xen's, which counts `p` idle only when nothing
+    /// waits in its runqueue (`is_runq_idle`) and then moves to any idle pCPU.
     fn tick_moves(&self, view: &SchedView, v: VcpuId, p: PcpuId) -> bool {
         match self.wake {
-            WakeRule::Xen34 => self.pick_xen34(view, v, p) != p,
-            _ => self.idle_peer(view, v, p).is_some(),
+            WakeRule::Xen34 | WakeRule::Xen41 => self.pick_own_idle(view, v, p) != p,
+            WakeRule::PlaceIdle => self.idle_peer(view, v, p).is_some(),
         }
     }
 
-    /// Xen 3.3/3.4's `_csched_cpu_pick` for `v` on `p`: `p` (or the first allowed pCPU after
-    /// it) always counts as idle (`cpu_set(cpu, idlers)`); walking the other idle pCPUs in
-    /// `v`'s affinity in `cycle_cpu` order, it moves to another socket's first idler when that
-    /// socket has strictly more idlers than the current choice's (`cpu_core_map`), and within
-    /// a socket compares SMT siblings (`cpu_sibling_map`; the model has none, so never moves).
-    /// Leaves out the `idle_bias` rotation among a socket's idlers (the first one in `v`'s
-    /// affinity is taken).
-    fn pick_xen34(&self, view: &SchedView, v: VcpuId, p: PcpuId) -> PcpuId {
+    /// How many times the current choice's idle pCPUs another socket must beat in
+    /// `_csched_cpu_pick` to win: 2 in Xen 4.1 (`migrate_factor = 2`, "Migrate only if the
+    /// other core is twice as idle"), 1 in 3.3/3.4 (`weight_cpu < weight_nxt`).
+    fn cross_socket_factor(&self) -> usize {
+        if self.wake == WakeRule::Xen41 { 2 } else { 1 }
+    }
+
+    /// Xen 3.3/3.4's and 4.1's `_csched_cpu_pick` for `v` on `p`: `p` (or the first allowed
+    /// pCPU after it) always counts as idle (`cpu_set(cpu, idlers)`, no `is_runq_idle`);
+    /// walking the other idle pCPUs in `v`'s affinity in `cycle_cpu` order, it moves to
+    /// another socket's first idler when that socket has more than `cross_socket_factor`
+    /// times the current choice's socket's idlers (`cpu_core_map`), and within a socket
+    /// compares SMT siblings with factor 1 (`cpu_sibling_map`; the model has none: one idler
+    /// each, so it never moves within a socket). Leaves out the `idle_bias` rotation among a
+    /// socket's idlers (the first one in `v`'s affinity is taken) and
+    /// `sched_smt_power_savings` (off by default).
+    fn pick_own_idle(&self, view: &SchedView, v: VcpuId, p: PcpuId) -> PcpuId {
+        let factor = self.cross_socket_factor();
         let n = view.n_pcpus();
         let next_after = |c: PcpuId, set: &dyn Fn(PcpuId) -> bool| (1..=n).map(|i| (c + i) % n).find(|&q| set(q));
         let mut cpu = if view.allowed(v, p) { p } else { next_after(p, &|q| view.allowed(v, q)).unwrap_or(p) };
@@ -516,7 +534,8 @@ impl Credit {
         let mut cand: Vec<bool> = (0..n).map(|q| q != cpu && view.allowed(v, q) && idle(q)).collect();
         while let Some(nxt) = next_after(cpu, &|q| cand[q]) {
             let (mine, theirs) = (group(cpu, nxt), group(nxt, cpu));
-            if mine.len() < theirs.len() {
+            let factor = if sock(cpu) == sock(nxt) { 1 } else { factor };
+            if mine.len() * factor < theirs.len() {
                 cpu = theirs.into_iter().find(|&q| cand[q]).unwrap_or(nxt);
                 cand[cpu] = false;
             } else {
@@ -770,11 +789,12 @@ impl Credit {
     /// runnable here (no rate limit, not re-queued), `p` picks from its runqueue, then
     /// `vcpu_migrate` places the unit with `csched_res_pick` — an idle pCPU if one is left
     /// (`csched_unit_wake` queues it there without BOOST and tickles it), else back on `p`;
-    /// with `wake = "xen34"`, 3.4's `csched_cpu_pick` (`pick_xen34`), which counts `p` idle.
+    /// with `wake = "xen34"` or `"xen41"`, that Xen's `csched_cpu_pick` (`pick_own_idle`),
+    /// which counts `p` idle.
     fn migrate_running(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) -> Decision {
         let d = self.decide(view, p, Some(v), false, Reason::Timer);
         let q = match self.wake {
-            WakeRule::Xen34 => self.pick_xen34(view, v, p),
+            WakeRule::Xen34 | WakeRule::Xen41 => self.pick_own_idle(view, v, p),
             _ if d.next.is_none() => p,
             _ => self.idle_other(view, v, p).unwrap_or(p),
         };
@@ -1003,16 +1023,22 @@ mod tests {
     /// idles. Returns where each runs after two ticks (10 and 20 ms) and the running-unit
     /// migrations.
     fn two_busy_in_one_socket(wake: &str) -> (Vec<Option<VcpuId>>, u64) {
-        let mut k = crate::hv::sched::testkit::Kit::new(4, &[1, 1]);
-        k.topo = Topology::new(2, 2, None, None, 2.0);
+        busy_in_one_socket(wake, 2, 2)
+    }
+
+    /// Two sockets of `per_socket` pCPUs; `busy` 1-vCPU VMs run on pCPUs 0.. (socket 0).
+    fn busy_in_one_socket(wake: &str, per_socket: u32, busy: usize) -> (Vec<Option<VcpuId>>, u64) {
+        let mut k = crate::hv::sched::testkit::Kit::new(2 * per_socket as usize, &vec![1; busy]);
+        k.topo = Topology::new(2, per_socket, None, None, 2.0);
         let map = BTreeMap::from([("wake".to_string(), toml::Value::String(wake.into()))]);
         let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
         k.init(&mut c);
-        k.affinity = vec![Some(vec![0]), Some(vec![1])];
-        k.wake(&mut c, 0);
-        k.wake(&mut c, 1);
-        k.affinity = vec![None, None];
-        assert_eq!(k.pcpu_cur, vec![Some(0), Some(1), None, None]);
+        k.affinity = (0..busy).map(|v| Some(vec![v])).collect();
+        for v in 0..busy {
+            k.wake(&mut c, v);
+        }
+        k.affinity = vec![None; busy];
+        assert_eq!(k.pcpu_cur.iter().take(busy).flatten().count(), busy);
         k.advance(&mut c, 20 * NS_PER_MS);
         (k.pcpu_cur.clone(), c.counters()[0].1)
     }
@@ -1038,6 +1064,29 @@ mod tests {
         k.advance(&mut c, 40 * NS_PER_MS);
         assert_eq!(k.pcpu_cur, vec![Some(0), None]);
         assert_eq!(c.counters()[0], ("credit_migrate_running", 0));
+    }
+
+    #[test]
+    fn xen41_tick_leaves_a_unit_with_a_waiter_when_the_idle_pcpu_shares_its_socket() {
+        // As 3.4: 4.1's `_csched_cpu_pick` counts pCPU 0 idle although vCPU 1 waits there, and
+        // compares pCPUs 0 and 1 as SMT siblings (one idler each): nothing moves.
+        let map = BTreeMap::from([("wake".to_string(), toml::Value::String("xen41".into()))]);
+        let (mut k, mut c) = stranded_with(map);
+        k.advance(&mut c, 40 * NS_PER_MS);
+        assert_eq!(k.pcpu_cur, vec![Some(0), None]);
+        assert_eq!(c.counters()[0], ("credit_migrate_running", 0));
+    }
+
+    #[test]
+    fn xen41_tick_moves_a_running_unit_to_another_socket_only_with_more_than_twice_the_idlers() {
+        // Two sockets of two, two busy in socket 0: socket 0 counts one idler (the unit's own
+        // pCPU), socket 1 two; 1 x 2 < 2 fails (`migrate_factor = 2`), nobody moves (3.4 moves).
+        assert_eq!(two_busy_in_one_socket("xen41"), (vec![Some(0), Some(1), None, None], 0));
+        // Two sockets of four, four busy in socket 0: one idler against four, 1 x 2 < 4, so
+        // vCPU 0 moves to pCPU 4. Its tick comes first; then vCPU 1 sees two idlers in socket
+        // 0 (pCPU 0 freed, its own) against three: 2 x 2 < 3 fails, and so on: one move.
+        let (cur, moves) = busy_in_one_socket("xen41", 4, 4);
+        assert_eq!((cur, moves), (vec![None, Some(1), Some(2), Some(3), Some(0), None, None, None], 1));
     }
 
     #[test]
