@@ -241,10 +241,8 @@ impl Credit {
         self.remove(t);
         self.units[s].yielding = false;
         self.insert(q, s);
-        if view.is_idle(q) && !self.tickled[q] {
-            self.tickled[q] = true;
-            self.causes.request(q, Cause::Wake);
-            view.tickle(q);
+        if view.is_idle(q) {
+            self.tickle_once(view, q);
         }
         self.causes.clear(p);
         self.causes.count(Cause::Yield, true);
@@ -381,11 +379,7 @@ impl Credit {
         if let Some(p) = other {
             return p;
         }
-        if allowed_last {
-            last
-        } else {
-            (0..n).find(|&p| view.allowed(v, p)).unwrap_or(0)
-        }
+        self.last_allowed(view, v)
     }
 
     /// `__runq_tickle`.
@@ -396,11 +390,7 @@ impl Credit {
         let cur = view.pcpu_cur[p];
         let new_pri = self.units[v].pri;
         if cur.is_none() || new_pri > self.pri_of(cur) {
-            if !self.tickled[p] {
-                self.tickled[p] = true;
-                self.causes.request(p, Cause::Wake);
-                view.tickle(p);
-            }
+            self.tickle_once(view, p);
             return;
         }
         let n = view.n_pcpus();
@@ -434,11 +424,16 @@ impl Credit {
             }
         }
         for q in to {
-            if !self.tickled[q] {
-                self.tickled[q] = true;
-                self.causes.request(q, Cause::Wake);
-                view.tickle(q);
-            }
+            self.tickle_once(view, q);
+        }
+    }
+
+    /// Raise `q`'s scheduler softirq for a wake-up unless it is already raised.
+    fn tickle_once(&mut self, view: &mut SchedView, q: PcpuId) {
+        if !self.tickled[q] {
+            self.tickled[q] = true;
+            self.causes.request(q, Cause::Wake);
+            view.tickle(q);
         }
     }
 
@@ -524,22 +519,21 @@ impl Credit {
         let start = cpu;
         let idle = |q: PcpuId| q == start || view.is_idle(q);
         let sock = |q: PcpuId| view.topo.socket_of(q);
-        let group = |c: PcpuId, other: PcpuId| -> Vec<PcpuId> {
-            if sock(c) == sock(other) {
-                vec![c].into_iter().filter(|&q| idle(q)).collect()
-            } else {
-                (0..n).filter(|&q| sock(q) == sock(c) && idle(q)).collect()
-            }
+        // The idle pCPUs `c` stands for against `other`: itself within a socket, its whole
+        // socket across sockets.
+        let group = |c: PcpuId, other: PcpuId, q: PcpuId| {
+            idle(q) && if sock(c) == sock(other) { q == c } else { sock(q) == sock(c) }
         };
         let mut cand: Vec<bool> = (0..n).map(|q| q != cpu && view.allowed(v, q) && idle(q)).collect();
         while let Some(nxt) = next_after(cpu, &|q| cand[q]) {
-            let (mine, theirs) = (group(cpu, nxt), group(nxt, cpu));
+            let mine = (0..n).filter(|&q| group(cpu, nxt, q)).count();
+            let theirs = (0..n).filter(|&q| group(nxt, cpu, q)).count();
             let factor = if sock(cpu) == sock(nxt) { 1 } else { factor };
-            if mine.len() * factor < theirs.len() {
-                cpu = theirs.into_iter().find(|&q| cand[q]).unwrap_or(nxt);
+            if mine * factor < theirs {
+                cpu = (0..n).find(|&q| group(nxt, cpu, q) && cand[q]).unwrap_or(nxt);
                 cand[cpu] = false;
             } else {
-                for q in theirs {
+                for q in (0..n).filter(|&q| group(nxt, cpu, q)) {
                     cand[q] = false;
                 }
                 cand[nxt] = false;
@@ -636,8 +630,7 @@ impl Credit {
                     if u.parked {
                         u.parked = false;
                         if view.vcpus[v].run == RunState::Runnable && u.on_runq.is_none() {
-                            let p = view.vcpus[v].last_pcpu;
-                            let p = if view.allowed(v, p) { p } else { (0..view.n_pcpus()).find(|&q| view.allowed(v, q)).unwrap_or(0) };
+                            let p = self.last_allowed(view, v);
                             self.insert(p, v);
                             self.tickle(view, p, v);
                         }
@@ -980,13 +973,17 @@ mod tests {
     /// `n` pCPUs, two 1-vCPU VMs, `wake` as given: vCPU 0 runs on pCPU 0 and is UNDER (a tick
     /// took its BOOST), the other pCPUs are idle, and vCPU 1, which last ran on pCPU 0, wakes
     /// (BOOST). Returns the pCPUs its wake-up tickles, and the kit after serving them.
+    fn wake_params(wake: &str) -> BTreeMap<String, toml::Value> {
+        BTreeMap::from([("wake".to_string(), toml::Value::String(wake.into()))])
+    }
+
     fn wake_beside_a_busy_pcpu(wake: &str) -> (Vec<PcpuId>, crate::hv::sched::testkit::Kit, Credit) {
         wake_beside_a_busy_pcpu_of(wake, 2)
     }
 
     fn wake_beside_a_busy_pcpu_of(wake: &str, n: usize) -> (Vec<PcpuId>, crate::hv::sched::testkit::Kit, Credit) {
         let mut k = crate::hv::sched::testkit::Kit::new(n, &[1, 1]);
-        let map = BTreeMap::from([("wake".to_string(), toml::Value::String(wake.into()))]);
+        let map = wake_params(wake);
         let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
         k.init(&mut c);
         k.wake(&mut c, 0);
@@ -1030,7 +1027,7 @@ mod tests {
     fn busy_in_one_socket(wake: &str, per_socket: u32, busy: usize) -> (Vec<Option<VcpuId>>, u64) {
         let mut k = crate::hv::sched::testkit::Kit::new(2 * per_socket as usize, &vec![1; busy]);
         k.topo = Topology::new(2, per_socket, None, None, 2.0);
-        let map = BTreeMap::from([("wake".to_string(), toml::Value::String(wake.into()))]);
+        let map = wake_params(wake);
         let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
         k.init(&mut c);
         k.affinity = (0..busy).map(|v| Some(vec![v])).collect();
@@ -1059,7 +1056,7 @@ mod tests {
         // compares SMT siblings within a socket (none in the model: one idler each) and keeps
         // pCPU 0, so nothing moves; the default rule moves vCPU 0 at the second tick
         // (a_tick_moves_the_running_unit_to_an_idle_pcpu_when_its_runqueue_has_a_waiter).
-        let map = BTreeMap::from([("wake".to_string(), toml::Value::String("xen34".into()))]);
+        let map = wake_params("xen34");
         let (mut k, mut c) = stranded_with(map);
         k.advance(&mut c, 40 * NS_PER_MS);
         assert_eq!(k.pcpu_cur, vec![Some(0), None]);
@@ -1070,7 +1067,7 @@ mod tests {
     fn xen41_tick_leaves_a_unit_with_a_waiter_when_the_idle_pcpu_shares_its_socket() {
         // As 3.4: 4.1's `_csched_cpu_pick` counts pCPU 0 idle although vCPU 1 waits there, and
         // compares pCPUs 0 and 1 as SMT siblings (one idler each): nothing moves.
-        let map = BTreeMap::from([("wake".to_string(), toml::Value::String("xen41".into()))]);
+        let map = wake_params("xen41");
         let (mut k, mut c) = stranded_with(map);
         k.advance(&mut c, 40 * NS_PER_MS);
         assert_eq!(k.pcpu_cur, vec![Some(0), None]);
@@ -1099,7 +1096,7 @@ mod tests {
     #[test]
     fn xen41_wake_on_an_idle_pcpu_tickles_only_it() {
         let mut k = crate::hv::sched::testkit::Kit::new(2, &[1]);
-        let map = BTreeMap::from([("wake".to_string(), toml::Value::String("xen41".into()))]);
+        let map = wake_params("xen41");
         let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
         k.init(&mut c);
         k.vcpus[0].run = RunState::Runnable;
@@ -1109,7 +1106,7 @@ mod tests {
 
     #[test]
     fn an_unknown_wake_rule_is_an_error_naming_the_key() {
-        let map = BTreeMap::from([("wake".to_string(), toml::Value::String("xen99".into()))]);
+        let map = wake_params("xen99");
         let e = Credit::from_params(&mut Params::new(&map)).err().expect("rejected");
         assert!(e.to_string().contains("hypervisor.params.wake"), "{e}");
     }
