@@ -40,7 +40,7 @@ const SD_IMBALANCE_PCT: usize = 125;
 impl World {
     /// Runnable threads on vCPU `u`, the running one included (`weighted_cpuload` with nice-0
     /// tasks, in units of one task's weight).
-    fn vcpu_load(&self, u: VcpuId) -> usize {
+    pub(crate) fn vcpu_load(&self, u: VcpuId) -> usize {
         self.vcpus[u].runq.len() + self.vcpus[u].cur.is_some() as usize
     }
 

@@ -828,7 +828,7 @@ impl World {
     pub(crate) fn guest_balance(&mut self, vm: VmId) {
         let vcpus: Vec<VcpuId> = self.vms[vm].vcpus.iter().copied().filter(|&u| self.vcpus[u].online).collect();
         for _ in 0..vcpus.len() {
-            let load = |u: VcpuId| self.vcpus[u].runq.len() + self.vcpus[u].cur.is_some() as usize;
+            let load = |u: VcpuId| self.vcpu_load(u);
             let Some(&hi) = vcpus.iter().max_by_key(|&&u| (load(u), std::cmp::Reverse(u))) else { break };
             let Some(&lo) = vcpus.iter().min_by_key(|&&u| (load(u), u)) else { break };
             if load(hi) < load(lo) + 2 {

@@ -272,7 +272,7 @@ impl FlexS {
         tries.into_iter().reduce(|a, b| self.better(view.now, a, b))
     }
 
-    fn decide(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
+    fn decide(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, mut why: Reason) -> Decision {
         let now = view.now;
         if let Some(s) = self.pending[p].take() {
             if prev == Some(s) && prev_runnable && matches!(why, Reason::Timer | Reason::Yield) {
@@ -293,11 +293,10 @@ impl FlexS {
                     self.stats.no_sibling += 1;
                     return self.credit.keep_running(view, p, s, left_ns);
                 }
-                let why = if self.yield_without_sibling { Reason::Yield } else { why };
-                self.stats.yields += self.yield_without_sibling as u64;
-                let d = self.credit.do_schedule(view, p, prev, prev_runnable, why);
-                self.note_waiting(now, prev, prev_runnable, &d);
-                return d;
+                if self.yield_without_sibling {
+                    why = Reason::Yield;
+                    self.stats.yields += 1;
+                }
             }
         }
         let d = self.credit.do_schedule(view, p, prev, prev_runnable, why);
