@@ -380,9 +380,15 @@ GAPS: dict[str, dict[str, str]] = {
             "the 10 s reset: the 3-vCPU VM gets nothing for 600 ms, then 3.5x its share). Over 1 s "
             "windows the mean |lag| is 34-58 % with 4-8 VMs, against credit's steady 39-47 %; the "
             "run's average nets the swings out to a value that depends on where the run cuts them "
-            "(5-8 VMs: 3.9-8.4 % over 10 s, at most 3.8 % over 30 s, 4.0 % over 60 s; the hogs have "
-            "no randomness, seeds 1-4 give identical lags). The slides give neither the run length "
-            "nor the interval the relative lag is taken over",
+            "(5-8 VMs: 3.9-8.4 % over 10 s, at most 3.8 % over 30 s, 4.0 % over 60 s). The hogs "
+            "have no randomness: seeds 1-8 give identical lags, so there is no seed noise to average "
+            "over; the noise is where the run cuts the swing: with the run ending anywhere from 15 "
+            "to 25 s the 5-VM value lies between 2.0 and 5.6 %, the 7-VM one between 3.8 and 7.2 %. "
+            "Credit's own mechanics limit it too: with static weights in the ideal ratio (1/vCPUs, "
+            "no FlexW) credit gives 0.15 % with 4 VMs but 3.6 % with 5 and 7.1 % with 7 (the "
+            "1-vCPU VMs get 2-14 % less than GPS), so FlexW has to hold the weights beyond the "
+            "ideal ratio, where its compounding overshoots. The slides give neither the run "
+            "length nor the interval the relative lag is taken over",
     },
     "flex-parallel": {
         "mix_flex_gain_over_balance_pct":
