@@ -386,8 +386,8 @@ GAPS: dict[str, dict[str, str]] = {
             "to 25 s the 5-VM value lies between 2.0 and 5.6 %, the 7-VM one between 3.8 and 7.2 %. "
             "Credit's own mechanics limit it too: with static weights in the ideal ratio (1/vCPUs, "
             "no FlexW) credit gives 0.15 % with 4 VMs but 3.6 % with 5 and 7.1 % with 7 (the "
-            "1-vCPU VMs get 2-14 % less than GPS), so FlexW has to hold the weights beyond the "
-            "ideal ratio, where its compounding overshoots. The slides give neither the run "
+            "1-vCPU VMs get 2-14 % less than GPS), so matching GPS takes weights beyond the "
+            "ideal ratio. The slides give neither the run "
             "length nor the interval the relative lag is taken over",
     },
     "flex-parallel": {
