@@ -383,7 +383,7 @@ GAPS: dict[str, dict[str, str]] = {
             "(5-8 VMs: 3.9-8.4 % over 10 s, at most 3.8 % over 30 s, 4.0 % over 60 s). The hogs "
             "have no randomness: seeds 1-8 give identical lags, so there is no seed noise to average "
             "over; the noise is where the run cuts the swing: with the run ending anywhere from 15 "
-            "to 25 s the 5-VM value lies between 2.0 and 5.6 %, the 7-VM one between 3.8 and 7.2 %. "
+            "to 25 s the 5-VM value lies between 2.0 and 5.6 %, the 7-VM one between 3.7 and 7.2 %. "
             "Credit's own mechanics limit it too: with static weights in the ideal ratio (1/vCPUs, "
             "no FlexW) credit gives 0.15 % with 4 VMs but 3.6 % with 5 and 7.1 % with 7 (the "
             "1-vCPU VMs get 2-14 % less than GPS), so matching GPS takes weights beyond the "
