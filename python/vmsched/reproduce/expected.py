@@ -400,7 +400,7 @@ GAPS: dict[str, dict[str, str]] = {
             "again, one to three periods later. The siblings of a parked vCPU spin at the next "
             "barrier (up to 100 ms) and burn their own credit, so they are parked in turn: the "
             "4-vCPU VM spends 97 % of its CPU time (177 of 183 s, seed 1) spinning and finishes at "
-            "134-166 s, the 3-vCPU VM at 31-40 s, the 2-vCPU VM at 5.0-5.6 s (credit + cap without "
+            "133-166 s, the 3-vCPU VM at 31-40 s, the 2-vCPU VM at 5.0-5.6 s (credit + cap without "
             "the balance rule: 54.1 s on average). The seed's 30.4 % means its balance+cap was not "
             "stalled this way: its NAS phases between barriers are longer than the model's 1 ms "
             "(not given on the slides), or its siblings were held back together (if the 'CO' "
