@@ -379,23 +379,18 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "flex-parallel": {
         "mix_flex_gain_over_balance_pct":
-            "model result, mean over seeds 1-8: 884 % (balance+cap 60.9 s, Flex 6.19 s). Balance+cap "
-            "runs on the seed's Xen testbed: balance scheduling over credit, each VM capped at its "
-            "4/3-pCPU fair share by credit's cap, which parks each vCPU on its own: csched_acct "
-            "pauses a capped VM's vCPU whose credit falls below its share of the cap (100 credits, "
-            "10 ms per 30 ms for the 4-vCPU VM) and releases it only when its credit is positive "
-            "again, one to three periods later. The siblings of a parked vCPU spin at the next "
-            "barrier (up to 100 ms) and burn their own credit, so they are parked in turn: the "
-            "4-vCPU VM spends 97 % of its CPU time (177 of 183 s, seed 1) spinning and finishes at "
-            "133-166 s, the 3-vCPU VM at 31-40 s, the 2-vCPU VM at 5.0-5.6 s (credit + cap without "
-            "the balance rule: 54.1 s on average). The seed's 30.4 % means its balance+cap was not "
-            "stalled this way: its NAS phases between barriers are longer than the model's 1 ms "
-            "(not given on the slides), or its siblings were held back together (if the 'CO' "
-            "of 'balance+cap+CO' is co-scheduling, it parks them together; not modelled). With a whole-VM "
-            "quota instead (balance over cfs with CFS bandwidth control, KVM's host, "
-            "mix_flex_gain_over_balance_cfs_pct) the gain is 39.7 %, just above the band (as a "
-            "reduction of balance+cap's time, 28 %; the slides do not say which form, and the "
-            "paper's abstract counts its gains as ratios, 'up to 10x')"
+            "model result, mean over seeds 1-8: 39.7 % (balance+cap 8.64 s, Flex 6.19 s), 1.7 "
+            "points above the band; as a reduction of balance+cap's time it would be 28 %, but the "
+            "paper's abstract counts its gains as ratios ('up to 10x'). Balance+cap here is the "
+            "cited work's own (balance over cfs with a whole-VM CFS bandwidth quota, Sukwong & "
+            "Kim's KVM host). Over credit with credit's per-vCPU cap "
+            "(mix_flex_gain_over_balance_credit_pct) it stalls: csched_acct parks each capped vCPU "
+            "on its own, the parked vCPU's siblings spin at the next barrier (up to 100 ms) and "
+            "burn their credit, so the 4-vCPU VM spends 97 % of its CPU time spinning and finishes "
+            "at 133-166 s (gain 884 %). Whatever the seed ran, its 30.4 % says its balance+cap was "
+            "not stalled that way; the slides give neither the host nor the NAS phase lengths "
+            "between barriers (the model's: 1 ms), and the 'CO' of 'balance+cap+CO' (if "
+            "co-scheduling, it would park siblings together) is not modelled"
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
     "dp-stream": {
