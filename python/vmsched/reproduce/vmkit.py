@@ -124,8 +124,58 @@ def hackbench(affinity: bool = False) -> dict:
 MAKE_JOBS = 4
 
 
+#: Kbuild's serial stages in the seed's build (§7.2: Linux 3.7, ``make allnoconfig``, then
+#: ``make -j4``; the guest is i386, an emulated K7, §6.2.1), counted as the processes that run
+#: one after another while make has no other job: every ``$(shell ...)`` of a makefile being
+#: read (make reads before it runs anything), every step of a recipe chain that the next step
+#: needs. Sources: Linux 3.7-3.8 top-level Makefile, arch/x86/Makefile, scripts/Kbuild.include
+#: (``try-run``: ``sh`` → ``gcc`` → ``cc1``, ``as``, then ``rm``: 5 processes per
+#: ``cc-option``/``as-instr`` probe; ``if_changed_dep``: ``sh``, ``gcc``, ``cc1``, ``as``,
+#: ``fixdep``, ``rm``, ``mv``), scripts/link-vmlinux.sh, scripts/mkcompile_h, top-level Kbuild,
+#: arch/x86/boot/Makefile and compressed/Makefile. Before the first object directory
+#: (``$(vmlinux-dirs): prepare scripts``), on a tree just configured (no
+#: include/config/auto.conf yet):
+#:   - make reads the top Makefile (auto.conf missing, so arch/x86/Makefile takes its 64-bit
+#:     branch): ``SUBARCH`` (``sh``, ``uname``, ``sed``), ``CONFIG_SHELL`` (``sh``), 4
+#:     ``cc-option`` and 5 ``as-instr`` probes of arch/x86/Makefile, 7 ``cc-option`` /
+#:     ``cc-disable-warning`` probes, ``ar-option`` (3), ``cc-ldoption --build-id`` (7, it
+#:     links), ``$(CC) -print-file-name`` (1), scripts/gcc-goto.sh (6): 101 processes;
+#:   - ``include/config/%.conf`` → ``$(MAKE) -f Makefile silentoldconfig``: make and its
+#:     reading of the Makefile (config targets: arch/x86/Makefile again, 50), ``scripts_basic``
+#:     (make, the host compile of fixdep, ``rm``: 11), ``mkdir``, the scripts/kconfig make
+#:     (make, 3 ``_shipped`` copies of 2, the host compiles of conf.o and zconf.tab.o, the link
+#:     of conf (4), ``conf --silentoldconfig``: 26): 88;
+#:   - make re-executes itself (an included makefile was remade) and reads the Makefile again,
+#:     now with ``CONFIG_X86_32``: 6 ``cc-option`` probes, ``cc-ifversion`` (6), 5 ``as-instr``,
+#:     and the top Makefile's as before: 117;
+#:   - ``prepare0``: ``$(MAKE) $(build)=.`` (top-level Kbuild): bounds.s, bounds.h,
+#:     asm-offsets.s, asm-offsets.h, missing-syscalls (scripts/checksyscalls.sh), each needing
+#:     the one before: 31.
+#: 337 processes, of which 6 are long (the cc1 of fixdep.c, conf.c, zconf.tab.c, bounds.c,
+#: asm-offsets.c, and conf). Left out: what runs beside other chains under -j4 (kernel.release,
+#: asm-generic, version.h, utsrelease.h, archheaders, archscripts, the host programs of
+#: scripts/: about 150 processes). After the last object directory (``vmlinux: ...
+#: $(vmlinux-deps)``): the top make's ``KERNELRELEASE := $(shell cat ...)`` for the target (2),
+#: ``if_changed`` (``sh``, ``bash``); link-vmlinux.sh: ``ld -r`` of vmlinux.o, make of
+#: Makefile.modpost and ``modpost`` (3), the .version bump (3), ``$(MAKE) -f Makefile.build
+#: obj=init`` (make, scripts/mkcompile_h: 21 processes, version.o: 7, built-in.o: 2), two
+#: kallsyms passes (``ld`` of .tmp_vmlinux1/2, ``nm | kallsyms | gcc``: 6 each), ``ld`` of
+#: vmlinux, ``sortextable``, ``mksysmap`` twice (3 each), ``cmp``, ``rm``: 64; then ``bzImage:
+#: vmlinux``: the arch/x86/boot make and its reading (5 probes: 26), KERNELRELEASE (2), after
+#: the setup objects (compiled beside it) the compressed chain (vmlinux.bin, vmlinux.bin.gz,
+#: piggy.S, piggy.o, vmlinux: 17) and the boot chain (zoffset.h, header.o, setup.elf,
+#: setup.bin, vmlinux.bin, bzImage with its message, ``mkdir``, ``ln``: 22): 67. 131 processes,
+#: of which 7 are long (4 ``ld`` of the whole kernel, ``modpost``, version.c's cc1, ``gzip``).
+KBUILD_PREPARE_PROGRAMS = 337 - 6
+KBUILD_PREPARE_COMPILES = 6
+KBUILD_LINK_PROGRAMS = 131 - 7
+KBUILD_LINK_COMPILES = 7
+
+
 def kbuild() -> dict:
-    return {"kind": "kbuild", "units": int(fitted("vmkit.kbuild.units")), "jobs": MAKE_JOBS}
+    return {"kind": "kbuild", "units": int(fitted("vmkit.kbuild.units")), "jobs": MAKE_JOBS,
+            "prepare_programs": KBUILD_PREPARE_PROGRAMS, "prepare_compiles": KBUILD_PREPARE_COMPILES,
+            "link_programs": KBUILD_LINK_PROGRAMS, "link_compiles": KBUILD_LINK_COMPILES}
 
 
 def rambench() -> dict:
