@@ -458,8 +458,11 @@ GAPS: dict[str, dict[str, str]] = {
             "halted vCPU until its VMM's next 80 ms time slice (seed §6.1, §6.3; hv/vipi.rs): in "
             "those stages make or a shell runs one program at a time, fork balancing puts each "
             "child on the halted vCPU and exec balancing moves it back (Linux 2.6.32 sched_fork, "
-            "sched_exec, guest/forkexec.rs), so each of the 468 processes costs about three time "
-            "slices (the stages add 117 s polled, 0.9 s on 1 vCPU or with a physical IPI); the "
+            "sched_exec, guest/forkexec.rs) and about one TLB flush per process waits for the halted "
+            "lazy vCPU's polled acknowledgement (472 vIPIs, mean 78 ms, in a build of the stages "
+            "and 4 compiles), so each of "
+            "the 468 processes costs about three time slices (the stages add 117 s polled, 0.9 s "
+            "on 1 vCPU or with a physical IPI); the "
             "parallel phase alone gives 0.61. Four times the 1-vCPU time (628 s) would need "
             "about 2,100 such processes, 4.5 times what the sources give. Before the serial "
             "stages: 0.622",
