@@ -513,7 +513,8 @@ fn kbuild_serial_stages_run_alone_and_polling_stretches_each_program() {
     let ipi = done_ms(&staged_build(2, "ipi", stages)) - done_ms(&staged_build(2, "ipi", ""));
     let polled = done_ms(&staged_build(2, "polling", stages)) - done_ms(&staged_build(2, "polling", ""));
     eprintln!("2 vCPUs, stages add: ipi {ipi:.1} ms, polling {polled:.1} ms");
-    assert!(ipi < 1.3 * (t1 - t1p), "ipi: stages add {ipi:.1} ms on 2 vCPUs, {:.1} on 1", t1 - t1p);
+    // Run alone, before and after the job slots: the second vCPU hides none of their work.
+    assert!((0.8 * (t1 - t1p)..1.3 * (t1 - t1p)).contains(&ipi), "ipi: stages add {ipi:.1} ms on 2 vCPUs, {:.1} on 1", t1 - t1p);
     // Polled, each of the 64 programs waits for at least one 80 ms time slice.
     assert!(polled > 64.0 * 80.0, "polling: stages add {polled:.1} ms");
 }
