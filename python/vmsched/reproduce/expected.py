@@ -450,22 +450,21 @@ GAPS: dict[str, dict[str, str]] = {
             "shootdown's call data, and the seed gives no figure for the latter",
     },
     "vmkit-polling": {
-        "kbuild_2vcpu_over_1vcpu_polling": "model result 1.36 of the 1-vCPU time (213 s against "
+        "kbuild_2vcpu_over_1vcpu_polling": "model result 1.35 of the 1-vCPU time (212 s against "
             "157 s; 0.49 with a physical IPI), make -j4 as in §7.2 with Kbuild's serial stages "
-            "counted from the Linux 3.7 sources (vmkit.py KBUILD_*: 337 processes before the "
-            "first object directory, the makefiles' try-run probes, silentoldconfig and prepare0; "
-            "131 after the last, link-vmlinux.sh and the bzImage). Polling delays every vIPI to a "
-            "halted vCPU until its VMM's next 80 ms time slice (seed §6.1, §6.3; hv/vipi.rs): in "
-            "those stages make or a shell runs one program at a time, fork balancing puts each "
-            "child on the halted vCPU and exec balancing moves it back (Linux 2.6.32 sched_fork, "
-            "sched_exec, guest/forkexec.rs) and about one TLB flush per process waits for the halted "
-            "lazy vCPU's polled acknowledgement (472 vIPIs, mean 78 ms, in a build of the stages "
-            "and 4 compiles), so each of "
-            "the 468 processes costs about three time slices (the stages add 117 s polled, 0.9 s "
-            "on 1 vCPU or with a physical IPI); the "
-            "parallel phase alone gives 0.61. Four times the 1-vCPU time (628 s) would need "
-            "about 2,100 such processes, 4.5 times what the sources give. Before the serial "
-            "stages: 0.622",
+            "counted from the Linux 3.7 sources (vmkit.py KBUILD_*: 343 processes before the "
+            "first object directory, the makefiles' try-run probes read three times, "
+            "silentoldconfig and prepare0; 136 after the last, link-vmlinux.sh and the bzImage). "
+            "Polling delays every vIPI to a halted vCPU until its VMM's next 80 ms time slice "
+            "(seed §6.1, §6.3; hv/vipi.rs): in those stages make or a shell runs one program at "
+            "a time, fork balancing puts each child on the halted vCPU and exec balancing moves "
+            "it back (Linux 2.6.32 sched_fork, sched_exec, guest/forkexec.rs), and about one TLB "
+            "flush per process waits for the halted lazy vCPU's polled acknowledgement (483 "
+            "vIPIs, mean 78 ms, in a build of the stages and 4 compiles), so each of the 479 "
+            "processes costs about three time slices (the stages add 116 s polled, 0.8 s on 1 "
+            "vCPU or with a physical IPI); the parallel phase alone gives about 0.6. Four times "
+            "the 1-vCPU time (628 s) would need about 2,200 such processes, 4.6 times what the "
+            "sources give. Before the serial stages: 0.622",
     },
     "vmkit-table10-11": {
         "hackbench_aff_offset_15_30": "model result 0.81 against the seed's 1.15 (the direction "

@@ -149,12 +149,13 @@ MAKE_JOBS = 4
 #:     (make, 3 ``_shipped`` copies of 2, the host compiles of conf.o and zconf.tab.o, the link
 #:     of conf (4), ``conf --silentoldconfig``: 26): 88;
 #:   - make re-executes itself (an included makefile was remade) and reads the Makefile again,
-#:     now with ``CONFIG_X86_32``: 6 ``cc-option`` probes, ``cc-ifversion`` (6), 5 ``as-instr``,
-#:     and the top Makefile's as before: 117;
+#:     now with ``CONFIG_X86_32``: 6 ``cc-option`` probes, ``cc-ifversion`` (12: ``sh``, and
+#:     scripts/gcc-version.sh runs ``echo | gcc -E | tail`` twice), 5 ``as-instr``, and the top
+#:     Makefile's as before: 123;
 #:   - ``prepare0``: ``$(MAKE) $(build)=.`` (top-level Kbuild): bounds.s, bounds.h,
 #:     asm-offsets.s, asm-offsets.h, missing-syscalls (scripts/checksyscalls.sh), each needing
 #:     the one before: 31.
-#: 337 processes, of which 6 are long (the cc1 of fixdep.c, conf.c, zconf.tab.c, bounds.c,
+#: 343 processes, of which 6 are long (the cc1 of fixdep.c, conf.c, zconf.tab.c, bounds.c,
 #: asm-offsets.c, and conf). Left out: what runs beside other chains under -j4 (kernel.release,
 #: asm-generic, version.h, utsrelease.h, archheaders, archscripts, the host programs of
 #: scripts/: about 150 processes). After the last object directory (``vmlinux: ...
@@ -164,14 +165,14 @@ MAKE_JOBS = 4
 #: obj=init`` (make, scripts/mkcompile_h: 21 processes, version.o: 7, built-in.o: 2), two
 #: kallsyms passes (``ld`` of .tmp_vmlinux1/2, ``nm | kallsyms | gcc``: 6 each), ``ld`` of
 #: vmlinux, ``sortextable``, ``mksysmap`` twice (3 each), ``cmp``, ``rm``: 64; then ``bzImage:
-#: vmlinux``: the arch/x86/boot make and its reading (5 probes: 26), KERNELRELEASE (2), after
+#: vmlinux``: KERNELRELEASE (2), the arch/x86/boot make and its reading (6 probes: 31), after
 #: the setup objects (compiled beside it) the compressed chain (vmlinux.bin, vmlinux.bin.gz,
 #: piggy.S, piggy.o, vmlinux: 17) and the boot chain (zoffset.h, header.o, setup.elf,
-#: setup.bin, vmlinux.bin, bzImage with its message, ``mkdir``, ``ln``: 22): 67. 131 processes,
+#: setup.bin, vmlinux.bin, bzImage with its message, ``mkdir``, ``ln``: 22): 72. 136 processes,
 #: of which 7 are long (4 ``ld`` of the whole kernel, ``modpost``, version.c's cc1, ``gzip``).
-KBUILD_PREPARE_PROGRAMS = 337 - 6
+KBUILD_PREPARE_PROGRAMS = 343 - 6
 KBUILD_PREPARE_COMPILES = 6
-KBUILD_LINK_PROGRAMS = 131 - 7
+KBUILD_LINK_PROGRAMS = 136 - 7
 KBUILD_LINK_COMPILES = 7
 
 
@@ -409,7 +410,7 @@ POLLING = Reproduction(
     notes="Polled virtual IPIs reach a running vCPU at its next exit or at the latest at the "
           "VMM's next 80 ms time slice, a halted vCPU at that time slice (hypervisor "
           "vmm_timeslice_ms). The build runs Kbuild's serial stages before and after the "
-          "compiles: 337 and 131 processes that make or a shell runs one at a time, counted "
+          "compiles: 343 and 136 processes that make or a shell runs one at a time, counted "
           "from the Linux 3.7 sources (vmkit.py KBUILD_*).",
 )
 
