@@ -8,7 +8,7 @@
 //! | `forkbench` | fork a child that exits at once, wait, repeat | seed 004 §7.2 |
 //! | `hackbench` | groups of senders and receivers over pipes | seed 004 §7.2; Linux `hackbench` |
 //! | `rambench` | traverse a shuffled linked list / sequential array, memory-bound | seed 004 §7.2 |
-//! | `kbuild` | `make -jN`: each compile run through Kbuild's recipe (sh, gcc, cc1, as, fixdep, rm, mv) | seed 004 §7.2; Linux scripts/Makefile.build `rule_cc_o_c` |
+//! | `kbuild` | `make -jN`: each compile run through Kbuild's recipe (sh, gcc, cc1, as, fixdep, rm, mv); optionally Kbuild's serial stages before and after the compiles | seed 004 §7.2; Linux scripts/Makefile.build `rule_cc_o_c`, top-level Makefile `prepare`, scripts/link-vmlinux.sh |
 //! | `stream` | STREAM-like array kernels, optionally with a barrier per iteration; bandwidth per thread | seed 003 §2.3, §5; McCalpin STREAM |
 //! | `epcc` | EPCC OpenMP syncbench: barrier, reduction or critical loops against a serial reference; overhead per construct | seed 003 §5; EPCC syncbench.c; libgomp team.c, bar.c |
 //! | `imb` | Intel MPI Benchmarks Sendrecv / Exchange between single-threaded ranks over sockets; MB/s | seed 003 §5; IMB user guide; MPICH2 ch3:sock |
