@@ -379,23 +379,18 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "flex-parallel": {
         "mix_flex_gain_over_balance_pct":
-            "model result, mean over seeds 1-8: 884 % (balance+cap 60.9 s, Flex 6.19 s). Balance+cap "
-            "runs on the seed's Xen testbed: balance scheduling over credit, each VM capped at its "
-            "4/3-pCPU fair share by credit's cap, which parks each vCPU on its own: csched_acct "
-            "pauses a capped VM's vCPU whose credit falls below its share of the cap (100 credits, "
-            "10 ms per 30 ms for the 4-vCPU VM) and releases it only when its credit is positive "
-            "again, one to three periods later. The siblings of a parked vCPU spin at the next "
-            "barrier (up to 100 ms) and burn their own credit, so they are parked in turn: the "
-            "4-vCPU VM spends 97 % of its CPU time (177 of 183 s, seed 1) spinning and finishes at "
-            "133-166 s, the 3-vCPU VM at 31-40 s, the 2-vCPU VM at 5.0-5.6 s (credit + cap without "
-            "the balance rule: 54.1 s on average). The seed's 30.4 % means its balance+cap was not "
-            "stalled this way: its NAS phases between barriers are longer than the model's 1 ms "
-            "(not given on the slides), or its siblings were held back together (if the 'CO' "
-            "of 'balance+cap+CO' is co-scheduling, it parks them together; not modelled). With a whole-VM "
-            "quota instead (balance over cfs with CFS bandwidth control, KVM's host, "
-            "mix_flex_gain_over_balance_cfs_pct) the gain is 39.7 %, just above the band (as a "
-            "reduction of balance+cap's time, 28 %; the slides do not say which form, and the "
-            "paper's abstract counts its gains as ratios, 'up to 10x')"
+            "model result, mean over seeds 1-8: 39.7 % (balance+cap 8.64 s, Flex 6.19 s), 1.7 "
+            "points above the band; as a reduction of balance+cap's time it would be 28 %, but the "
+            "paper's abstract counts its gains as ratios ('up to 10x'). Balance+cap here is the "
+            "cited work's own (balance over cfs with a whole-VM CFS bandwidth quota, Sukwong & "
+            "Kim's KVM host). Over credit with credit's per-vCPU cap "
+            "(mix_flex_gain_over_balance_credit_pct) it stalls: csched_acct parks each capped vCPU "
+            "on its own, the parked vCPU's siblings spin at the next barrier (up to 100 ms) and "
+            "burn their credit, so the 4-vCPU VM spends 97 % of its CPU time spinning and finishes "
+            "at 133-166 s (gain 884 %). Whatever the seed ran, its 30.4 % says its balance+cap was "
+            "not stalled that way; the slides give neither the host nor the NAS phase lengths "
+            "between barriers (the model's: 1 ms), and the 'CO' of 'balance+cap+CO' (if "
+            "co-scheduling, it would park siblings together) is not modelled"
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
     "dp-stream": {
@@ -451,24 +446,21 @@ GAPS: dict[str, dict[str, str]] = {
             "shootdown's call data, and the seed gives no figure for the latter",
     },
     "vmkit-polling": {
-        "with polling, 2 vCPUs build slower than 1": "model result 0.622 of the 1-vCPU time "
-            "(0.49 with a physical IPI), make -j4 on every VM as in §7.2 (5319 compiles fitted "
-            "to the 1-vCPU 157 s). Polling delays every vIPI to a halted vCPU until its VMM's "
-            "next 80 ms time slice (seed §6.1, §6.3; hv/vipi.rs), and each compile runs through "
-            "Kbuild's recipe (sh, gcc, cc1, as, fixdep, rm, mv: scripts/Makefile.build "
-            "rule_cc_o_c), whose forks, execs and exits place and wake processes across the "
-            "vCPUs; the guest balances every new process at fork and at exec as Linux 2.6.32 "
-            "does (guest/forkexec.rs: sched_fork, sched_exec, find_idlest_group). But four job "
-            "slots keep both vCPUs busy nearly always, so few wake-ups find a halted vCPU: 186 "
-            "polled vIPIs in the 97.7 s build (mean 40 ms), and 1.46 million pause-loop exits "
-            "of shootdown senders spinning for a halted target's polled acknowledgement, at "
-            "VMkit's exit round trip (Table 1). Steps: make -j2 0.72; make -j4 0.584; with "
-            "fork/exec balancing 0.589; with VMkit's exit cost 0.622. The seed's Bash script "
-            "stages (§7.2, §7.3.5), where a lone shell forks onto the halted vCPU (a 200-program "
-            "stage is 190 times slower than on 1 vCPU, sim/vmkit_tests.rs), have no amount to "
-            "model",
-        "kbuild_2vcpu_over_1vcpu_polling": "as the claim: with four job slots on two vCPUs few "
-            "wake-ups find a halted vCPU, and the script stages that would are not in the model",
+        "kbuild_2vcpu_over_1vcpu_polling": "model result 1.35 of the 1-vCPU time (212 s against "
+            "157 s; 0.49 with a physical IPI), make -j4 as in §7.2 with Kbuild's serial stages "
+            "counted from the Linux 3.7 sources (vmkit.py KBUILD_*: 343 processes before the "
+            "first object directory, the makefiles' try-run probes read three times, "
+            "silentoldconfig and prepare0; 136 after the last, link-vmlinux.sh and the bzImage). "
+            "Polling delays every vIPI to a halted vCPU until its VMM's next 80 ms time slice "
+            "(seed §6.1, §6.3; hv/vipi.rs): in those stages make or a shell runs one program at "
+            "a time, fork balancing puts each child on the halted vCPU and exec balancing moves "
+            "it back (Linux 2.6.32 sched_fork, sched_exec, guest/forkexec.rs), and about one TLB "
+            "flush per process waits for the halted lazy vCPU's polled acknowledgement (483 "
+            "vIPIs, mean 78 ms, in a build of the stages and 4 compiles), so each of the 479 "
+            "processes costs about three time slices (the stages add 116 s polled, 0.8 s on 1 "
+            "vCPU or with a physical IPI); the parallel phase alone gives about 0.6. Four times "
+            "the 1-vCPU time (628 s) would need about 2,200 such processes, 4.6 times what the "
+            "sources give. Before the serial stages: 0.622",
     },
     "vmkit-table10-11": {
         "hackbench_aff_offset_15_30": "model result 0.81 against the seed's 1.15 (the direction "
