@@ -190,7 +190,7 @@ GAPS: dict[str, dict[str, str]] = {
             "the model's streamcluster is 98 % useful work, so 6 vCPUs cannot beat half its speed. "
             "Guest scalability at 12 vCPUs is not modelled",
         "average_reduction_pct":
-            "the mean of the four (AVG_PARTS): holds narrowly (40.5 % full, 39.8 % quick, bound "
+            "the mean of the four (AVG_PARTS): holds narrowly (41.3 % full, 40.2 % quick, bound "
             "39.7 %); streamcluster's shortfall (see there) and dedup's (66 %, seed 79.6 %: started "
             "ballooned the model's dedup takes 0.82x its 1VM time, the seed's about 0.5x) pull it "
             "below the seed's 52.9 %",
