@@ -163,91 +163,86 @@ GAPS: dict[str, dict[str, str]] = {
     "flexcore-fig2-fig8": {
         "dedup_spin_pct_2vm":
             "dedup's workload is fitted jointly to Fig. 1 and Fig. 2's 2VM shares (calibration.toml "
-            "flexcore.dedup: two kernel sections per iteration, on the address-space lock and on an "
-            "I/O lock, §4.2); the chosen point gives 6.8 % of guest CPU time. Across the grid the 2VM "
-            "spinlock share reaches 11-12 % only where the kernel ratio falls below 2.8x or below the "
-            "total ratio (sections so long that the 1VM run already queues on them), which breaks "
-            "Fig. 1. The function-call IPI share, fitted with it, holds (62 %, seed 71 %)",
+            "flexcore.dedup: 450 short kernel sections per iteration, alternately on the "
+            "address-space lock and an I/O lock, §4.2, on the guest's ticket spinlocks); at the fit "
+            "(300 iterations per worker) the share was 12.6 % and in quick mode it is 12 %, but at "
+            "the full mode's length (1210 per worker) the 2VM runs collapse a little further: "
+            "19.4 %, just above the tolerance (18.75 %). Across the grid the 2VM run is bistable "
+            "(spin 10-13 % or 25-56 %, calibration.toml)",
         "dedup_ipi_pct_flexcore":
-            "model result 22 % (seed 14 %): ballooned, 12 workers share 6 vCPUs and two locks whose "
-            "105 µs sections (Fig. 1's kernel ratio needs that much kernel work) keep them busy, and "
-            "a shootdown every 4 iterations waits on targets spinning there with interrupts off; "
-            "the run also spends its first 39 % (until the vCPUs are bound, see flexcore-fig7 "
-            "dedup_balloon_done_pct) at the 2VM's 62 %",
+            "model result 23 % (seed 14 %): started ballooned dedup waits on no IPI at all (0.0 %: "
+            "its shootdown targets run on dedicated pCPUs), so all of it comes from the first 39 % "
+            "of the run, before the vCPUs are bound (see flexcore-fig7 dedup_balloon_done_pct), at "
+            "the 2VM's 55 %",
         "dedup_spin_pct_flexcore":
-            "ballooned, the two locks stay contended (105 µs sections, one each per iteration, 12 "
-            "workers on 6 vCPUs): 15 % native spin against the seed's 4 %. The model's dedup "
-            "carries all the kernel work Fig. 1's kernel ratio (3.7x) needs under these two locks, "
-            "and at 12 vCPUs alone it already queues on them; the seed's dedup spreads its kernel "
-            "work over more locks (§4.2: 'a large number of synchronization operations')",
+            "ballooned, dedup's short sections still contend natively: 12 workers on 6 vCPUs, up to "
+            "5 polling waiters per ticket hand-off, 20.7 % spin when started ballooned, and the first "
+            "39 % of the run at the 2VM's 19 %: 17 % against the seed's 4 %. The model's 1VM spends "
+            "33 % of its vCPU time in the kernel, which Fig. 1's kernel ratio needs (about 38 %); "
+            "the seed's ballooned dedup must spin much less than its 1VM (its whole FlexCore run "
+            "has 0.36x the 1VM's kernel time)",
     },
     "flexcore-fig7": {
-        "dedup_reduction_pct":
-            "model result 58 % (seed 79.6 %): the seed's ballooned dedup runs in 0.65x its 1VM time "
-            "(3.2 x (1 - 0.796)), faster on 6 pCPUs than alone on 12; the model's takes 1.39x its 1VM "
-            "time (16.8 against 12.1 s of seed time). Started ballooned (6 vCPUs each, bound) it "
-            "takes 1.01x, no faster than alone: the 1VM run queues on the same two locks. The rest "
-            "is the 39 % of the run before the vCPUs are bound (dedup_balloon_done_pct), spent at "
-            "the 2VM speed",
         "streamcluster_reduction_pct":
-            "model result 29.4 % (seed 42.4 %): the 2VM/1VM ratio is fitted (2.54, seed 2.6), but the "
+            "model result 30.4 % (seed 42.4 %): the 2VM/1VM ratio is fitted (2.58, seed 2.6), but the "
             "seed's FlexCore streamcluster runs in 1.50x its 1VM time, faster than half the 1VM "
-            "speed; the model's takes 1.79x (119.5 against 66.7 s of seed time), and 1.77x when "
+            "speed; the model's takes 1.79x (114.3 against 63.8 s of seed time), and 1.77x when "
             "started ballooned: at 12 dedicated vCPUs the model's streamcluster is nearly all useful "
             "work, so 6 vCPUs cannot beat half its speed. Guest scalability at 12 vCPUs is not "
             "modelled",
         "dedup_kernel_fc_pct_of_2vm":
-            "model result 34 % (seed 9.7 %): the critical sections are fixed kernel work (105 µs "
-            "twice per iteration, which Fig. 1's kernel ratio needs) and ballooned they add native "
-            "spin on the still contended locks; the FlexCore run spends its first 39 % at the 2VM's "
-            "rate. The seed's 9.7 % is 0.36x its 1VM kernel time (3.7 x 0.097), so the seed's dedup "
-            "at 12 vCPUs wastes kernel time that the model's 1VM run does not (guest scalability)",
+            "model result 19 % (seed 9.7 %, 0.36x its 1VM kernel time): started ballooned the "
+            "model's dedup has 0.32x its 1VM kernel time (its short sections' ticket hand-offs "
+            "poll with at most 5 waiters on one socket instead of 11 on two), as the seed's, but the "
+            "FlexCore run spends its first 39 % (dedup_balloon_done_pct) at the 2VM's kernel rate "
+            "and ends at 0.84x the 1VM's",
         "vips_kernel_fc_pct_of_2vm":
             "model result 21 % (seed 11.1 %): the FlexCore run spends its first 6.5 s (30 % of a "
-            "21.6 s run: the 3 s window, then the 3.5 s hotplug) at the 2VM's kernel rate, 8.4x the "
+            "21.6 s run: the 3 s window, then the 3.5 s hotplug) at the 2VM's kernel rate, 8.2x the "
             "1VM's, which alone is 1.3x the 1VM's kernel time (13 % of the 2VM's); the ballooned "
             "rest adds 0.5x. The seed's 11.1 % in all (0.97x its 1VM kernel time) leaves no room "
             "for such a phase: its applications contend less before the ballooning (§3: 'before "
             "vCPU ballooning ... not much coordination'), which the model's workers, contending "
             "from the start, do not (see flexcore-fig7 swaptions_balloon_done_pct)",
         "swaptions_kernel_fc_pct_of_2vm":
-            "model result 15.3 % (seed 10.7 %): as vips, the 6.5 s before the binding (11 % of the "
-            "run) at the 2VM's kernel rate (9.1x the 1VM's) add 0.70x the 1VM's kernel time, the "
-            "ballooned rest 0.69x",
+            "model result 15.4 % (seed 10.7 %): as vips, the 6.5 s before the binding (11 % of the "
+            "run) at the 2VM's kernel rate (8.8x the 1VM's) add 0.67x the 1VM's kernel time, the "
+            "ballooned rest 0.68x",
         "streamcluster_kernel_fc_pct_of_2vm":
             "as dedup: the seed's 6.6 % is 0.42x its 1VM kernel time (6.3 x 0.066); the model's "
-            "FlexCore run's kernel time is 1.05x the 1VM's: the 6.5 s before the binding add 0.25x "
-            "(at the 2VM's rate), the ballooned rest 0.80x",
+            "FlexCore run's kernel time is 1.06x the 1VM's: the 6.6 s before the binding add 0.27x "
+            "(at the 2VM's rate), the ballooned rest 0.79x",
         "dedup_balloon_done_pct":
             "model result 39 % (seed 'nearly 25 %'): the control centre judges over a full 3 s "
             "window (§3.1), so it decides at its 3 s check, and the parallel hotplug takes 3.5 s "
             "(§3.2): bound at 6.5-6.7 s of seed time, in every run. dedup's FlexCore run lasts only "
-            "about 17 s of seed time (its length is fitted to Table 1's 2VM count: a 40 s 2VM run), "
+            "about 17 s of seed time (its length is fitted to Table 1's 2VM count: a 45-51 s 2VM run), "
             "so that is 39 % of it; the seed gives no run length. Not fitted (a with-FlexCore number)",
         "swaptions_balloon_done_pct":
             "model result 11 %: decided at the 3 s check (the first with a full window, §3.1), "
-            "bound at 6.5 s of a 58 s run. The seed's 'nearly 25 %' with its 'approximately "
+            "bound at 6.5-6.6 s of a 60.6 s run. The seed's 'nearly 25 %' with its 'approximately "
             "500 kHz' before ballooning and Table 1 (8.13e7 PLE exits in a ~160 s 2VM run, 2.19e7 "
             "with FlexCore) puts its ballooning some 25-40 s into the run, far later than a 3 s "
             "window plus a 3.5 s hotplug; the seed's applications start with lighter phases (§3: "
             "'before vCPU ballooning ... not much coordination'). The model's workers have none "
             "(adding one would be fitting to a FlexCore number)",
         "streamcluster_balloon_done_pct":
-            "as swaptions: decided at 3 s, bound at 6.5-6.6 s of a 119.5 s run (5.5 %)",
+            "as swaptions: decided at 3 s, bound at 6.5-6.7 s of a 114.3 s run (5.8 %)",
     },
     "flexcore-table1": {
         "dedup_ple_flexcore_1e6":
-            "after ballooning dedup still spins on its two contended locks (105 µs sections, fitted "
-            "to Fig. 1 with Fig. 2): 861 kHz of PLE exits on dedicated pCPUs, and the 39 % of the "
-            "run before the binding at the 2VM's 2,372 kHz: 13x the seed's count",
+            "ballooned, dedup no longer exits (0 kHz started ballooned: with at most 5 polling "
+            "waiters its waits stay under the 2.2 µs window), so all of FlexCore's 1.45e7 come from "
+            "the 39 % of the run before the binding, at the 2VM's 2,085 kHz: 7.6x the seed's count, "
+            "which implies an earlier ballooning (see flexcore-fig7 dedup_balloon_done_pct)",
         "swaptions_ple_flexcore_1e6":
             "the model balloons at 6.5 s of seed time (3 s window, 3.5 s hotplug) and exits little "
-            "after it (5 kHz), so FlexCore's count is about the 2VM rate (972 kHz) times 5.4 s: "
-            "5.3e6. The seed's 2.19e7 ('most PLEs are triggered before vCPU ballooning', §4.4) "
+            "after it (5 kHz), so FlexCore's count is about the 2VM rate (941 kHz) times 5.4 s: "
+            "5.1e6. The seed's 2.19e7 ('most PLEs are triggered before vCPU ballooning', §4.4) "
             "needs some 20-40 s of 2VM contention before its ballooning (see flexcore-fig7 "
             "swaptions_balloon_done_pct)",
         "streamcluster_ple_flexcore_1e6":
-            "as swaptions: bound at 6.5 s, 917 kHz before and 11 kHz after: 5.9e6 against the "
+            "as swaptions: bound at 6.5 s, 943 kHz before and 11 kHz after: 6.0e6 against the "
             "seed's 3.61e7",
         "swaptions_ple_reduction_pct": "follows from swaptions_ple_flexcore_1e6 (the 2VM count is fitted)",
         "swaptions_ple_rate_before_khz":
@@ -255,12 +250,6 @@ GAPS: dict[str, dict[str, str]] = {
             "fixed 4096-cycle window (2.2 µs) a waiting vCPU exits about every 3 µs. The seed's "
             "'approximately 500 kHz' is a round figure (with Table 1's 8.13e7 it would mean a 160 s "
             "run)",
-        "the PLE rate after ballooning is at least 10× lower than before, for every application":
-            "holds for vips, swaptions and streamcluster (46-180x lower); dedup's falls only 2.8x "
-            "(2,372 -> 861 kHz): ballooned, its 12 workers queue on the two kernel locks (105 µs "
-            "sections of the joint Fig. 1 + Fig. 2 fit), and each waiter exits every ~3 µs (fixed "
-            "4096-cycle window). The seed's dedup (98 % fewer PLE exits) spreads its kernel work "
-            "over more locks",
         "swaptions_ple_rate_after_khz":
             "after ballooning the model's swaptions waits only on native contention of 6 µs sections, "
             "which seldom outlasts the 2.2 µs window; the seed's 'approximately 10 kHz' needs longer "
