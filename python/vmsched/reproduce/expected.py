@@ -163,26 +163,32 @@ GAPS: dict[str, dict[str, str]] = {
     "flexcore-fig2-fig8": {
         "dedup_spin_pct_2vm":
             "dedup's workload is fitted jointly to Fig. 1 and Fig. 2's 2VM shares (calibration.toml "
-            "flexcore.dedup: 450 short kernel sections per iteration, alternately on the "
-            "address-space lock and an I/O lock, §4.2, on the guest's ticket spinlocks); at the fit "
-            "(300 iterations per worker) the share was 12.6 % and in quick mode it is 12 %, but at "
-            "the full mode's length (1210 per worker) the 2VM runs collapse a little further: "
-            "19.4 %, just above the tolerance (18.75 %). Across the grid the 2VM run is bistable "
-            "(spin 10-13 % or 25-56 %, calibration.toml)",
+            "flexcore.dedup: two kernel sections per iteration, on the address-space lock and on an "
+            "I/O lock, §4.2); the chosen point gives 6.2 % of guest CPU time. Across the grid the 2VM "
+            "spinlock share reaches 11-12 % only where the kernel ratio falls below 2.8x or below the "
+            "total ratio (sections so long that the 1VM run already queues on them), which breaks "
+            "Fig. 1. The function-call IPI share, fitted with it, holds (63 %, seed 71 %)",
         "dedup_ipi_pct_flexcore":
-            "model result 23 % (seed 14 %): started ballooned dedup waits on no IPI at all (0.0 %: "
-            "its shootdown targets run on dedicated pCPUs), so all of it comes from the first 39 % "
-            "of the run, before the vCPUs are bound (see flexcore-fig7 dedup_balloon_done_pct), at "
-            "the 2VM's 55 %",
+            "model result 23 % (seed 14 %): ballooned, 12 workers share 6 vCPUs and two locks whose "
+            "105 µs sections (Fig. 1's kernel ratio needs that much kernel work) keep them busy, and "
+            "a shootdown every 4 iterations waits on targets spinning there with interrupts off; "
+            "the run also spends its first 40 % (until the vCPUs are bound, see flexcore-fig7 "
+            "dedup_balloon_done_pct) at the 2VM's 63 %",
         "dedup_spin_pct_flexcore":
-            "ballooned, dedup's short sections still contend natively: 12 workers on 6 vCPUs, up to "
-            "5 polling waiters per ticket hand-off, 20.7 % spin when started ballooned, and the first "
-            "39 % of the run at the 2VM's 19 %: 17 % against the seed's 4 %. The model's 1VM spends "
-            "33 % of its vCPU time in the kernel, which Fig. 1's kernel ratio needs (about 38 %); "
-            "the seed's ballooned dedup must spin much less than its 1VM (its whole FlexCore run "
-            "has 0.36x the 1VM's kernel time)",
+            "ballooned, the two locks stay contended (105 µs sections, one each per iteration, 12 "
+            "workers on 6 vCPUs): 15 % native spin against the seed's 4 %. The model's dedup "
+            "carries all the kernel work Fig. 1's kernel ratio (3.7x) needs under these two locks, "
+            "and at 12 vCPUs alone it already queues on them; the seed's dedup spreads its kernel "
+            "work over more locks (§4.2: 'a large number of synchronization operations')",
     },
     "flexcore-fig7": {
+        "dedup_reduction_pct":
+            "model result 58 % (seed 79.6 %): the seed's ballooned dedup runs in 0.65x its 1VM time "
+            "(3.2 x (1 - 0.796)), faster on 6 pCPUs than alone on 12; the model's takes 1.41x its 1VM "
+            "time (16.4 against 11.6 s of seed time). Started ballooned (6 vCPUs each, bound) it "
+            "takes 1.01x, no faster than alone: the 1VM run queues on the same two locks. The rest "
+            "is the 40 % of the run before the vCPUs are bound (dedup_balloon_done_pct), spent at "
+            "the 2VM speed",
         "streamcluster_reduction_pct":
             "model result 30.4 % (seed 42.4 %): the 2VM/1VM ratio is fitted (2.58, seed 2.6), but the "
             "seed's FlexCore streamcluster runs in 1.50x its 1VM time, faster than half the 1VM "
@@ -191,11 +197,11 @@ GAPS: dict[str, dict[str, str]] = {
             "work, so 6 vCPUs cannot beat half its speed. Guest scalability at 12 vCPUs is not "
             "modelled",
         "dedup_kernel_fc_pct_of_2vm":
-            "model result 19 % (seed 9.7 %, 0.36x its 1VM kernel time): started ballooned the "
-            "model's dedup has 0.32x its 1VM kernel time (its short sections' ticket hand-offs "
-            "poll with at most 5 waiters on one socket instead of 11 on two), as the seed's, but the "
-            "FlexCore run spends its first 39 % (dedup_balloon_done_pct) at the 2VM's kernel rate "
-            "and ends at 0.84x the 1VM's",
+            "model result 33 % (seed 9.7 %): the critical sections are fixed kernel work (105 µs "
+            "twice per iteration, which Fig. 1's kernel ratio needs) and ballooned they add native "
+            "spin on the still contended locks; the FlexCore run spends its first 40 % at the 2VM's "
+            "rate. The seed's 9.7 % is 0.36x its 1VM kernel time (3.7 x 0.097), so the seed's dedup "
+            "at 12 vCPUs wastes kernel time that the model's 1VM run does not (guest scalability)",
         "vips_kernel_fc_pct_of_2vm":
             "model result 21 % (seed 11.1 %): the FlexCore run spends its first 6.5 s (30 % of a "
             "21.6 s run: the 3 s window, then the 3.5 s hotplug) at the 2VM's kernel rate, 8.2x the "
@@ -213,11 +219,11 @@ GAPS: dict[str, dict[str, str]] = {
             "FlexCore run's kernel time is 1.06x the 1VM's: the 6.6 s before the binding add 0.27x "
             "(at the 2VM's rate), the ballooned rest 0.79x",
         "dedup_balloon_done_pct":
-            "model result 39 % (seed 'nearly 25 %'): the control centre judges over a full 3 s "
+            "model result 40 % (seed 'nearly 25 %'): the control centre judges over a full 3 s "
             "window (§3.1), so it decides at its 3 s check, and the parallel hotplug takes 3.5 s "
             "(§3.2): bound at 6.5-6.7 s of seed time, in every run. dedup's FlexCore run lasts only "
-            "about 17 s of seed time (its length is fitted to Table 1's 2VM count: a 45-51 s 2VM run), "
-            "so that is 39 % of it; the seed gives no run length. Not fitted (a with-FlexCore number)",
+            "about 16 s of seed time (its length is fitted to Table 1's 2VM count: a 40 s 2VM run), "
+            "so that is 40 % of it; the seed gives no run length. Not fitted (a with-FlexCore number)",
         "swaptions_balloon_done_pct":
             "model result 11 %: decided at the 3 s check (the first with a full window, §3.1), "
             "bound at 6.5-6.6 s of a 60.6 s run. The seed's 'nearly 25 %' with its 'approximately "
@@ -230,11 +236,16 @@ GAPS: dict[str, dict[str, str]] = {
             "as swaptions: decided at 3 s, bound at 6.5-6.7 s of a 114.3 s run (5.8 %)",
     },
     "flexcore-table1": {
+        "the PLE rate after ballooning is at least 10× lower than before, for every application":
+            "holds for vips, swaptions and streamcluster (45-175x lower); dedup's falls only 2.8x "
+            "(2,419 -> 860 kHz): ballooned, its 12 workers queue on the two kernel locks (105 µs "
+            "sections of the joint Fig. 1 + Fig. 2 fit), and each waiter exits every ~3 µs (fixed "
+            "4096-cycle window). The seed's dedup (98 % fewer PLE exits) spreads its kernel work "
+            "over more locks",
         "dedup_ple_flexcore_1e6":
-            "ballooned, dedup no longer exits (0 kHz started ballooned: with at most 5 polling "
-            "waiters its waits stay under the 2.2 µs window), so all of FlexCore's 1.45e7 come from "
-            "the 39 % of the run before the binding, at the 2VM's 2,085 kHz: 7.6x the seed's count, "
-            "which implies an earlier ballooning (see flexcore-fig7 dedup_balloon_done_pct)",
+            "after ballooning dedup still spins on its two contended locks (105 µs sections, fitted "
+            "to Fig. 1 with Fig. 2): 860 kHz of PLE exits on dedicated pCPUs, and the 40 % of the "
+            "run before the binding at the 2VM's 2,419 kHz: 13x the seed's count",
         "swaptions_ple_flexcore_1e6":
             "the model balloons at 6.5 s of seed time (3 s window, 3.5 s hotplug) and exits little "
             "after it (5 kHz), so FlexCore's count is about the 2VM rate (941 kHz) times 5.4 s: "
@@ -386,10 +397,10 @@ GAPS: dict[str, dict[str, str]] = {
             "(mix_flex_gain_over_balance_credit_pct) it stalls: csched_acct parks each capped vCPU "
             "on its own, the parked vCPU's siblings spin at the next barrier (up to 100 ms) and "
             "burn their credit, so the 4-vCPU VM spends 97 % of its CPU time spinning and finishes "
-            "at 133-166 s (gain 884 %). Whatever the seed ran, its 30.4 % says its balance+cap was "
-            "not stalled that way; the slides give neither the host nor the NAS phase lengths "
+            "at 133-166 s (gain 884 %). The slides give neither the host nor the NAS phase lengths "
             "between barriers (the model's: 1 ms), and the 'CO' of 'balance+cap+CO' (if "
-            "co-scheduling, it would park siblings together) is not modelled"
+            "co-scheduling, it would park siblings together) is not modelled; the headline stays "
+            "on the cited work's host for that textual reason alone"
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
     "dp-stream": {

@@ -20,10 +20,10 @@ pipeline of communicating threads" that "read[s] and write[s] massive amounts of
 whose "spinlocks are used to ensure exclusive access to the process' address space and IPIs
 are used to broadcast changes to the virtual address mapping. In addition, dedup needs to read
 and write massive amounts of disk data, which involves a large number of synchronization
-operations". So each iteration has many short kernel sections, alternately under the
-address-space lock (heap allocation and freeing, page-table updates) and under a lock of the
-I/O path (the disk data's synchronization; one lock stands for the file and block-layer
-locks), and ends in a blocking wait (a ``sleep``: the wait for
+operations". So each iteration has two kernel sections, one under the address-space lock
+(heap allocation and freeing) and one under a lock of the I/O path (the disk data's
+synchronization; one lock stands for the file and block-layer locks), and ends in a blocking
+wait (a ``sleep``: the wait for
 the previous stage's chunk or the output write; PARSEC's encoder.c runs
 Fragment -> FragmentRefine -> Deduplicate -> Compress -> Reorder, with serial first and last
 stages and queues between them, which the single lumped wait stands for). The wait's mean is
@@ -32,24 +32,13 @@ fitted jointly with the lock and shootdown parameters to Fig. 1 and to Fig. 2's 
 controller with the guest's parallel hotplug agent; nothing is fitted to a with-FlexCore
 number.
 
-Guest scalability (session 6). The guests run Linux 3.x, whose x86 spinlocks are ticket locks
-(qspinlock came with 4.2): every waiter polls the lock word, so each hand-off grows with the
-waiters polling it (``guest/ticket.rs``: Boyd-Wickizer et al., "Non-scalable locks are
-dangerous", 2012; a re-read costs ~75 cycles on the releaser's socket, ~200 across, Levinthal
-2009). The seed implies that its guests lose much of their time to such native contention at
-12 vCPUs even on 12 dedicated pCPUs: dedup's FlexCore run takes 0.204 x 3.2 = 0.65x its 1VM
-time with 6 vCPUs per VM, and its kernel time is 0.36x the 1VM's. The session 5 dedup carried
-its kernel work in two 105 µs sections per iteration; a hand-off of under 0.5 µs is nothing
-against them, so that fit could not show the effect (measured: started ballooned 1.01x the
-1VM time with the hand-off cost and without). Its kernel work is now many 0.1 µs sections
-(calibration.toml ``flexcore.dedup.sections``), whose cost at 12 vCPUs is the collapse of the
-ticket hand-off rather than their length; refitted to the same baselines (Fig. 1, Fig. 2's 2VM
-shares, Table 1's 2VM count). vips, swaptions and streamcluster keep their session 5 sections
-(5-12 µs): with the hand-off cost their Fig. 1 ratios moved by 1-17 % (their 2VM runs sit near
-the collapse edge, where small changes move them), all still within tolerance; vips's moved
-most (total 3.89 -> 3.25x, kernel 8.38 -> 7.39x), so its shootdown interval was refitted (30 ->
-26 iterations: 3.48x, 8.28x) and its length with it; swaptions and streamcluster keep their
-fits.
+Ticket spinlocks. The guests run Linux 3.x, whose x86 spinlocks are ticket locks: every
+waiter polls the lock word, so each hand-off grows with the waiters polling it
+(``guest/ticket.rs``: Boyd-Wickizer et al., "Non-scalable locks are dangerous", 2012). The
+cost is on for all four applications; vips, swaptions and streamcluster were refitted to
+Fig. 1 at time scale 10 without it and their lengths to Table 1 with it (their Fig. 1 ratios
+moved by at most 6 %). dedup keeps its two 105 µs sections, against which a sub-µs hand-off
+changes nothing (started ballooned it takes 1.01x its 1VM time with the cost and without).
 
 Time scale. The seed's runs last about 40 s (dedup) to 3 minutes (streamcluster) under 2
 VMs, tens of millions of pause-loop exits, so every run simulates a 1/:data:`TIME_SCALE` part of
@@ -70,8 +59,7 @@ and 10 the results of vips, swaptions and streamcluster agree within a few per c
 move more (calibration.toml, the flexcore comment).
 
 Leaves out: dedup's pipeline stage by stage (one lumped wait per iteration stands for it),
-the guest's own scalability limits at 12 vCPUs beyond its ticket spinlocks (e.g. streamcluster's
-memory bandwidth), the
+the guest's own scalability limits at 12 vCPUs beyond dedup's two kernel locks, the
 applications' lighter start-up phases (the model's workers contend from the start, so
 FlexCore acts at its first check with a full 3 s window), and the perf/lockstat
 attribution of the seed's Fig. 8. Misses and their reasons: ``expected.GAPS``.
@@ -159,23 +147,18 @@ def workload(app: str, k: float) -> dict:
 
 
 def _dedup(k: float) -> dict:
-    """dedup: the ``parallel`` worker's iteration (compute, kernel sections, a shootdown every
-    ``shootdown_every``, a barrier every :data:`BARRIER_EVERY`) with ``sections`` short kernel
-    sections of ``cs_us``, alternately on the address-space lock and the I/O lock
-    (:data:`DEDUP_LOCKS`), then a blocking wait of exp(``wait_us``) for the pipeline and the
-    output (seed 000 §4.2). The sections are many and short (page-table and I/O-path updates
-    hold a spinlock for some hundred cycles): on the guest's ticket locks their cost at 12 vCPUs
-    comes from contention, each hand-off growing with the vCPUs polling the lock
-    (``guest/ticket.rs``), not from their length.
+    """dedup: the ``parallel`` worker's iteration (compute, lock sections, a shootdown every
+    ``shootdown_every``, a barrier every :data:`BARRIER_EVERY`) with its two sections on the
+    address-space lock and the I/O lock (:data:`DEDUP_LOCKS`), then a blocking wait of
+    exp(``wait_us``) for the pipeline and the output (seed 000 §4.2).
     The wait is a ``sleep`` (the thread blocks, its vCPU halts, a timer wakes it): an ``io``
     would also fit, but then one FlexCore run never completes its ballooning (calibration.toml,
     flexcore.dedup)."""
     cs = fitted("flexcore.dedup.cs_us")
-    pairs = int(fitted("flexcore.dedup.sections")) // len(DEDUP_LOCKS)
-    body: list[dict] = [
-        {"op": "compute", "us": {"dist": "exp", "mean_us": COMPUTE_US}},
-        {"op": "loop", "count": pairs,
-         "body": [{"op": "lock", "lock": name, "cs_us": cs} for name in DEDUP_LOCKS]},
+    body: list[dict] = [{"op": "compute", "us": {"dist": "exp", "mean_us": COMPUTE_US}}]
+    body += [{"op": "lock", "lock": DEDUP_LOCKS[k % len(DEDUP_LOCKS)], "cs_us": cs}
+             for k in range(LOCKS_PER_ITERATION)]
+    body += [
         {"op": "every", "n": int(fitted("flexcore.dedup.shootdown_every")),
          "body": [{"op": "shootdown", "local_us": 1.0}]},
         {"op": "every", "n": BARRIER_EVERY, "body": [
@@ -188,21 +171,12 @@ def _dedup(k: float) -> dict:
         {"op": "loop", "count": iterations("dedup", k), "body": body}]}]}
 
 
-def sections_per_iteration(app: str) -> int:
-    """Lock sections per worker iteration: dedup's fitted count, the others' shared two."""
-    if app == "dedup":
-        pairs = int(fitted("flexcore.dedup.sections")) // len(DEDUP_LOCKS)
-        return pairs * len(DEDUP_LOCKS)
-    return LOCKS_PER_ITERATION
-
-
 def kernel_work_ns(app: str, n_iter: int) -> float:
     """Kernel work of one VM's run of ``n_iter`` iterations per worker fixed by the workload:
     its critical sections and the local TLB flushes (1 µs each) of its shootdowns."""
     cs_us = fitted(f"flexcore.{app}.cs_us")
     every = int(fitted(f"flexcore.{app}.shootdown_every"))
-    sections = sections_per_iteration(app)
-    return (VCPUS * n_iter * sections * cs_us + VCPUS * (n_iter // every) * 1.0) * 1e3
+    return (VCPUS * n_iter * LOCKS_PER_ITERATION * cs_us + VCPUS * (n_iter // every) * 1.0) * 1e3
 
 
 def scenario(app: str, nvm: int, flexcore: bool = False,
@@ -477,9 +451,10 @@ TABLE1 = Reproduction(
                             for a in APPS)),
     ],
     fitted=[f"{app}_ple_2vm_1e7" for app in APPS],
-    notes="The 2VM column is a baseline: each application's length (its time scale) was fitted "
-          "so that its 2VM run has the seed's PLE count. PLE counts are simulated counts times "
-          "the time scale. The rate before ballooning is the 2VM run's (FlexCore's run is the "
+    notes="The 2VM column is a baseline: each application's length (iterations per worker) was "
+          "fitted so that its 2VM run has the seed's PLE count. Every run simulates a tenth of "
+          "its application (quick: a thirtieth) with the control centre's and the hotplug's time "
+          "constants shrunk alike; PLE counts are simulated counts times that factor. The rate before ballooning is the 2VM run's (FlexCore's run is the "
           "same until its first action); the rate after is that of a run started in FlexCore's "
           "end state (6 vCPUs per VM online, bound 1:1).",
 )

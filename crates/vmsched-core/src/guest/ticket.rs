@@ -122,7 +122,7 @@ program = [{{ op = "loop", count = 400, body = [
         let two = ns_per_acquisition(&lock_pool(2, 12, "ticket", 1, None, SHORT), 2);
         let twelve = ns_per_acquisition(&lock_pool(12, 12, "ticket", 1, None, SHORT), 12);
         // Saturated: each acquisition costs cs + hand-off. With one waiter the hand-off is
-        // lock_handoff_ns + 75/2 cycles; with eleven, 11 x 75 / 2 cycles (222 ns) more.
+        // lock_handoff_ns + 75/2 cycles; with eleven, 10 x 75 / 2 cycles (202 ns) more.
         assert!(twelve > two + 150.0, "12 threads {twelve:.0} ns vs 2 threads {two:.0} ns per acquisition");
     }
 
