@@ -156,8 +156,8 @@ def _dedup(k: float) -> dict:
     flexcore.dedup)."""
     cs = fitted("flexcore.dedup.cs_us")
     body: list[dict] = [{"op": "compute", "us": {"dist": "exp", "mean_us": COMPUTE_US}}]
-    body += [{"op": "lock", "lock": DEDUP_LOCKS[k % len(DEDUP_LOCKS)], "cs_us": cs}
-             for k in range(LOCKS_PER_ITERATION)]
+    body += [{"op": "lock", "lock": DEDUP_LOCKS[i % len(DEDUP_LOCKS)], "cs_us": cs}
+             for i in range(LOCKS_PER_ITERATION)]
     body += [
         {"op": "every", "n": int(fitted("flexcore.dedup.shootdown_every")),
          "body": [{"op": "shootdown", "local_us": 1.0}]},

@@ -620,8 +620,8 @@ pub fn kbuild(vcpus: u32, p: &KbuildParams, tag: &str) -> Vec<ThreadGroupSpec> {
     let jobs = p.jobs.unwrap_or(vcpus).max(1);
     let per_job = (p.units + jobs as u64 - 1) / jobs as u64;
     let mut slot = vec![OpSpec::Loop { count: per_job, body: vec![compute(DurationUs::fixed(p.make_us), 0.0), p.compile_op()] }];
-    let make = |program: Vec<OpSpec>, threads: u32| ThreadGroupSpec {
-        threads,
+    let make = |program: Vec<OpSpec>| ThreadGroupSpec {
+        threads: 1,
         program,
         affinity: None,
         bind: false,
@@ -635,9 +635,9 @@ pub fn kbuild(vcpus: u32, p: &KbuildParams, tag: &str) -> Vec<ThreadGroupSpec> {
         let mut top = p.serial_stage(p.prepare_programs, p.prepare_compiles);
         top.extend([bar("prepared"), bar("linked")]);
         top.extend(p.serial_stage(p.link_programs, p.link_compiles));
-        groups.push(make(top, 1));
+        groups.push(make(top));
     }
-    groups.extend((0..jobs).map(|_| make(slot.clone(), 1)));
+    groups.extend((0..jobs).map(|_| make(slot.clone())));
     groups
 }
 

@@ -63,14 +63,8 @@ pub struct Balance<S: BalanceHost = Cfs> {
 pub fn build(p: &mut Params, directed_yield: bool) -> Result<Box<dyn HvScheduler>, ScenarioError> {
     Ok(match p.choice("host", "cfs", &["cfs", "credit"])? {
         "credit" => Box::new(Balance::over(Credit::from_params(p)?)),
-        _ => Box::new(Balance::from_params(p, directed_yield)?),
+        _ => Box::new(Balance::over(Cfs::from_params(p, directed_yield)?)),
     })
-}
-
-impl Balance<Cfs> {
-    pub fn from_params(p: &mut Params, directed_yield: bool) -> Result<Self, ScenarioError> {
-        Ok(Balance::over(Cfs::from_params(p, directed_yield)?))
-    }
 }
 
 impl<S: BalanceHost> Balance<S> {
@@ -199,7 +193,7 @@ mod tests {
         let _k = stacked_wake(&mut cfs);
         assert_eq!((cfs.queued_on(0), cfs.queued_on(1)), (Some(0), Some(0)));
         // ... balance scheduling puts the second one elsewhere.
-        let mut b = Balance::from_params(&mut Params::new(&params), true).unwrap();
+        let mut b = Balance::over(Cfs::from_params(&mut Params::new(&params), true).unwrap());
         let mut k = stacked_wake(&mut b);
         let rq = |k: &mut Kit, b: &Balance, v| k.with(|view| b.runqueue_of(view, v));
         let (r0, r1) = (rq(&mut k, &b, 0), rq(&mut k, &b, 1));
