@@ -71,11 +71,22 @@ def vmkit_exit_costs() -> dict[str, int]:
     return {k: int(_default_costs()[k]) + extra_ns for k in EXIT_COSTS}
 
 
+#: The extra latency of a cache line or one-line message between cores on different sockets
+#: of the seed's machine over cores sharing an L3 (``hv/xsocket.rs``): Baumann et al., "The
+#: Multikernel", SOSP 2009, Table 2, URPC one-way latency on the 4×4-core 2.5 GHz Opteron 8380
+#: system (the seed's processor and HyperTransport ring, §7.1): 448 cycles sharing an L3, 545
+#: one hop, 558 two hops. Table 9's nodes 1 and 2 are two hops apart on the ring (native Table
+#: 7: seen from node 0, nodes 1 and 2 are one hop away and node 3 two): 558 - 448.
+CROSS_SOCKET_TRANSFER_CYCLES = 558 - 448
+
+
 def host(native: bool = False) -> dict:
     """The seed's host. Queue operations on state last written by another pCPU pay the
-    cross-core transfer fitted to native Table 3 (``guest/channel.rs``). The VMkit runs pay
-    VMkit's exit round trip (Table 1); ``native``: no hypervisor costs."""
-    costs: dict[str, Any] = {"channel_transfer_ns": int(fitted("vmkit.host.channel_transfer_ns"))}
+    cross-core transfer fitted to native Table 3 (``guest/channel.rs``); a virtual IPI between
+    sockets pays its lines' extra latency (``hv/xsocket.rs``). The VMkit runs pay VMkit's exit
+    round trip (Table 1); ``native``: no hypervisor costs."""
+    costs: dict[str, Any] = {"channel_transfer_ns": int(fitted("vmkit.host.channel_transfer_ns")),
+                             "cross_socket_transfer_cycles": CROSS_SOCKET_TRANSFER_CYCLES}
     if native:
         costs.update({k: 0 for k in NATIVE_ZERO_COSTS})
     else:
