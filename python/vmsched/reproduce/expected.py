@@ -131,10 +131,10 @@ SEED: dict[str, dict[str, Seed]] = {
         "native_hackbench_aff_over_1cpu": Seed(0.63 / 0.60, f"{S004} Table 3, native 0.63/0.60 s"),
     },
     "vmkit-table9": {
-        "forkbench_same_node_ms": Seed(196.76, f"{S004} Table 9, nodes 0/1 (same socket pair)"),
+        "forkbench_same_node_ms": Seed(199.10, f"{S004} Table 9, row 1 1 (both vCPUs on node 1)"),
         "forkbench_cross_node_ms": Seed(212.44, f"{S004} Table 9, nodes 1/2"),
-        "kbuild_same_over_cross": Seed(81.32 / 82.01, f"{S004} Table 9, Linux compile 81.32/82.01 s"),
-        "hackbench_aff_same_node_s": Seed(1.04, f"{S004} Table 9, nodes 0/1"),
+        "kbuild_same_over_cross": Seed(81.63 / 82.01, f"{S004} Table 9, Linux compile 81.63 (row 1 1) / 82.01 s (row 1 2)"),
+        "hackbench_aff_same_node_s": Seed(1.02, f"{S004} Table 9, row 1 1 (both vCPUs on node 1)"),
         "hackbench_aff_cross_node_s": Seed(1.29, f"{S004} Table 9, nodes 1/2"),
     },
     "vmkit-table10-11": {
@@ -448,12 +448,6 @@ GAPS: dict[str, dict[str, str]] = {
             "exit rarely (about 6000 exits in the run, against 225,000 with affinity), so the "
             "run is 0.374 s against native's 0.364 s: whatever slow path makes VMkit's "
             "free-running hackbench lose the second CPU is not in it",
-    },
-    "vmkit-table9": {
-        "forkbench is slower with the vCPUs on two nodes": "the model's IPI latency does not depend on "
-            "the NUMA distance and fork's page-table work is not memory-bound (hv/vipi.rs leaves it "
-            "out); the cross-core transfer of guest/channel.rs applies to socket state, not to the "
-            "shootdown's call data, and the seed gives no figure for the latter",
     },
     "vmkit-polling": {
         "kbuild_2vcpu_over_1vcpu_polling": "model result 1.35 of the 1-vCPU time (212 s against "

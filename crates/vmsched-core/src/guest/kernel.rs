@@ -220,6 +220,7 @@ impl World {
         if let Some(w) = waker {
             if w != u {
                 self.charge_exit(w, ExitReason::Ipi);
+                self.wake_message_cross_socket(w, u);
                 if self.wake_ipi_polled(u) {
                     return;
                 }
@@ -628,7 +629,12 @@ impl World {
         let now = self.now();
         for &u in &targets {
             self.charge_exit(v, ExitReason::Ipi);
-            self.deliver_irq(u, IrqWork { left_ns: self.costs.ipi_handler_ns, action: IrqAction::CallAck(id), sent_at: now });
+            // Across sockets: the message and the handler's read of the flush state delay the
+            // handler; the sender re-reads the cleared mask (`hv::xsocket`).
+            let state_ns = self.cross_socket_ns(v, u);
+            let left_ns = self.costs.ipi_handler_ns + self.vipi_message_ns(v, u) + state_ns;
+            self.threads[t].comm_debt_ns += state_ns;
+            self.deliver_irq(u, IrqWork { left_ns, action: IrqAction::CallAck(id), sent_at: now });
         }
         self.advance(v);
         self.vcpus[v].ple_spun_ns = 0;

@@ -62,8 +62,9 @@ impl World {
             return;
         }
         self.charge_exit(waker, ExitReason::Ipi);
+        let left_ns = self.costs.ipi_handler_ns + self.vipi_message_ns(waker, u);
         let now = self.now();
-        self.deliver_irq(u, IrqWork { left_ns: self.costs.ipi_handler_ns, action: IrqAction::Resched(t), sent_at: now });
+        self.deliver_irq(u, IrqWork { left_ns, action: IrqAction::Resched(t), sent_at: now });
     }
 
     /// `scheduler_ipi` on vCPU `u` for woken thread `t`: switch to `t` if it still waits there.

@@ -72,8 +72,18 @@ pub struct CostParams {
     /// Fraction of a working set still warm after a move within the socket (LLC kept,
     /// private L1/L2 lost).
     pub same_socket_warmth: f64,
-    /// Refill from a remote socket's memory costs this much more.
+    /// Refill from a remote socket's memory costs this much more. Also scales a queue
+    /// operation's cross-core transfer across sockets (`guest::channel`). No source: an
+    /// estimate of the remote/local memory latency ratio.
     pub cross_socket_refill_factor: f64,
+    /// Extra latency of one cache line, or of a message of one line, moved between pCPUs on
+    /// different sockets over the same transfer between pCPUs of one socket, in cycles of
+    /// `cpu_ghz`; charged on every virtual IPI between vCPUs on different sockets
+    /// (`hv::xsocket`). 0 = not modelled. Seed 004's host (reproduce/vmkit.py): Baumann et al.,
+    /// "The Multikernel", SOSP 2009, Table 2: URPC one-way message latency on a 4×4-core
+    /// 2.5 GHz Opteron 8380 with a HyperTransport ring, 448 cycles between cores sharing an
+    /// L3, 545 one hop, 558 two hops.
+    pub cross_socket_transfer_cycles: u64,
     /// Slowdown of memory-bound work per unit of (SLIT distance / 10 - 1).
     pub numa_slowdown_per_distance: f64,
     /// Size of each socket's last-level cache; a vCPU keeps at most its core's share
@@ -106,6 +116,7 @@ impl Default for CostParams {
             cache_evict_tau_ns: 3_000_000,
             same_socket_warmth: 0.6,
             cross_socket_refill_factor: 1.3,
+            cross_socket_transfer_cycles: 0,
             numa_slowdown_per_distance: 1.0,
             llc_kib: 0,
         }

@@ -7,3 +7,4 @@ pub mod perfcounters;
 pub mod sched;
 pub mod tasklet;
 pub mod vipi;
+pub mod xsocket;

@@ -34,6 +34,8 @@ pub struct VmResult {
     pub ops: u64,
     /// Queue operations that fetched the queue's state from another pCPU (`guest::channel`).
     pub channel_transfers: u64,
+    /// Virtual IPIs whose message crossed sockets (`hv::xsocket`).
+    pub cross_socket_messages: u64,
     pub cpu_ns: Ns,
     pub guest_ns: GuestTime,
     /// (lock spin + IPI wait) / guest CPU time (CPU time less hypervisor time).
@@ -185,6 +187,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             completion_ns: vm.finished_at,
             ops: vm.ops,
             channel_transfers: vm.channel_transfers,
+            cross_socket_messages: vm.cross_socket_messages,
             cpu_ns: cpu,
             guest_ns: GuestTime { on_cpu: t, halted, steal },
             spin_fraction: if cpu > t.hv { (t.lock_spin + t.ipi_wait) as f64 / (cpu - t.hv) as f64 } else { 0.0 },

@@ -261,6 +261,7 @@ impl Simulation {
                 balance_timer: Timer::default(),
                 ops: 0,
                 channel_transfers: 0,
+                cross_socket_messages: 0,
                 hotplug_spec: vs.guest.hotplug.clone(),
                 hotplug: Default::default(),
                 passthrough: vs.io_path == crate::scenario::IoPath::Passthrough,

@@ -433,6 +433,8 @@ pub struct Vm {
     pub ops: u64,
     /// Queue operations that fetched the queue's state from another pCPU (`guest::channel`).
     pub channel_transfers: u64,
+    /// Virtual IPIs whose message crossed sockets (`hv::xsocket`).
+    pub cross_socket_messages: u64,
     pub hotplug_spec: crate::scenario::HotplugSpec,
     pub hotplug: crate::guest::hotplug::HotplugAgent,
     /// Devices are pass-through (SR-IOV): interrupts take the dpci tasklet path.
