@@ -20,15 +20,16 @@ pipeline of communicating threads" that "read[s] and write[s] massive amounts of
 whose "spinlocks are used to ensure exclusive access to the process' address space and IPIs
 are used to broadcast changes to the virtual address mapping. In addition, dedup needs to read
 and write massive amounts of disk data, which involves a large number of synchronization
-operations". So each iteration has two kernel sections, one under the address-space lock
-(heap allocation and freeing) and one under a lock of the I/O path (the disk data's
-synchronization; one lock stands for the file and block-layer locks), and ends in a blocking
-wait (a ``sleep``: the wait for
+operations". So each iteration's kernel work is many short spinlock sections (0.5 µs each,
+the hold times Linux's lockstat reports for the page-cache and VM spinlocks:
+:data:`DEDUP_SECTION_US`), alternating between the address-space lock (heap allocation and
+freeing) and a lock of the I/O path (the disk data's synchronization; one lock stands for the
+page-cache and file locks), and ends in a blocking wait (a ``sleep``: the wait for
 the previous stage's chunk or the output write; PARSEC's encoder.c runs
 Fragment -> FragmentRefine -> Deduplicate -> Compress -> Reorder, with serial first and last
 stages and queues between them, which the single lumped wait stands for). The wait's mean is
-fitted jointly with the lock and shootdown parameters to Fig. 1 and to Fig. 2's 2VM shares
-(also a baseline: 2 VMs under the default KVM). FlexCore is the unmodified ``flexcore``
+fitted jointly with the number of sections and the shootdown period to Fig. 1 and to Fig. 2's
+2VM shares (also a baseline: 2 VMs under the default KVM). FlexCore is the unmodified ``flexcore``
 controller with the guest's parallel hotplug agent; nothing is fitted to a with-FlexCore
 number.
 
@@ -37,8 +38,10 @@ waiter polls the lock word, so each hand-off grows with the waiters polling it
 (``guest/ticket.rs``: Boyd-Wickizer et al., "Non-scalable locks are dangerous", 2012). The
 cost is on for all four applications; vips, swaptions and streamcluster were refitted to
 Fig. 1 at time scale 10 without it and their lengths to Table 1 with it (their Fig. 1 ratios
-moved by at most 6 %). dedup keeps its two 105 µs sections, against which a sub-µs hand-off
-changes nothing (started ballooned it takes 1.01x its 1VM time with the cost and without).
+moved by at most 6 %). dedup's short sections feel it: with 0.5 µs holds, a release polled by
+a dozen waiters costs a few tenths of a µs more (until session 7 dedup had two 105 µs sections
+per iteration, against which the hand-off changed nothing; calibration.toml, flexcore.dedup,
+gives the session 7 refit that replaced them, on baselines alone).
 
 Time scale. The seed's runs last about 40 s (dedup) to 3 minutes (streamcluster) under 2
 VMs, tens of millions of pause-loop exits, so every run simulates a 1/:data:`TIME_SCALE` part of
