@@ -161,34 +161,29 @@ SEED: dict[str, dict[str, Seed]] = {
 GAPS: dict[str, dict[str, str]] = {
     # -- seed 000: FlexCore (numbers: means over the simulation seeds 1-3, flexcore.SEEDS) --------
     "flexcore-fig2-fig8": {
-        "dedup_spin_pct_2vm":
-            "dedup's workload is fitted jointly to Fig. 1 and Fig. 2's 2VM shares (calibration.toml "
-            "flexcore.dedup: two kernel sections per iteration, on the address-space lock and on an "
-            "I/O lock, §4.2); the chosen point gives 6.2 % of guest CPU time. Across the grid the 2VM "
-            "spinlock share reaches 11-12 % only where the kernel ratio falls below 2.8x or below the "
-            "total ratio (sections so long that the 1VM run already queues on them), which breaks "
-            "Fig. 1. The function-call IPI share, fitted with it, holds (63 %, seed 71 %)",
         "dedup_ipi_pct_flexcore":
-            "model result 23 % (seed 14 %): ballooned, 12 workers share 6 vCPUs and two locks whose "
-            "105 µs sections (Fig. 1's kernel ratio needs that much kernel work) keep them busy, and "
-            "a shootdown every 4 iterations waits on targets spinning there with interrupts off; "
-            "the run also spends its first 40 % (until the vCPUs are bound, see flexcore-fig7 "
-            "dedup_balloon_done_pct) at the 2VM's 63 %",
+            "model result 18 % (seed 14 %): started ballooned (6 vCPUs bound per VM) the model's dedup "
+            "loses no time to function-call IPIs (every target runs, 0.0 %), so the 18 % is the first "
+            "33 % of the run (until the vCPUs are bound, see flexcore-fig7 dedup_balloon_done_pct), "
+            "spent at the 2VM's 55 %",
         "dedup_spin_pct_flexcore":
-            "ballooned, the two locks stay contended (105 µs sections, one each per iteration, 12 "
-            "workers on 6 vCPUs): 15 % native spin against the seed's 4 %. The model's dedup "
-            "carries all the kernel work Fig. 1's kernel ratio (3.7x) needs under these two locks, "
-            "and at 12 vCPUs alone it already queues on them; the seed's dedup spreads its kernel "
-            "work over more locks (§4.2: 'a large number of synchronization operations')",
+            "model result 20 % (seed 4 %): dedup's kernel work is 220 spinlock sections of 0.5 µs per "
+            "iteration on two ticket locks (calibration.toml flexcore.dedup, session 7), and at 12 "
+            "vCPUs alone it already queues on them (the 1VM run spins 36 % of its guest CPU time). "
+            "Ballooned, 12 workers on 6 vCPUs still queue: started ballooned the run spins 24 % of its "
+            "guest CPU time; the seed's dedup, whose 2VM spin share the fit matches (14 %, seed 15 %), "
+            "falls to 4 %. Its locks must be less contended at 6 vCPUs than the model's two, which "
+            "carry all of dedup's kernel work (§4.2: 'a large number of synchronization operations')",
     },
     "flexcore-fig7": {
         "dedup_reduction_pct":
-            "model result 58 % (seed 79.6 %): the seed's ballooned dedup runs in 0.65x its 1VM time "
-            "(3.2 x (1 - 0.796)), faster on 6 pCPUs than alone on 12; the model's takes 1.41x its 1VM "
-            "time (16.4 against 11.6 s of seed time). Started ballooned (6 vCPUs each, bound) it "
-            "takes 1.01x, no faster than alone: the 1VM run queues on the same two locks. The rest "
-            "is the 40 % of the run before the vCPUs are bound (dedup_balloon_done_pct), spent at "
-            "the 2VM speed",
+            "model result 57 % (seed 79.6 %): the seed's ballooned dedup runs in 0.65x its 1VM time "
+            "(3.2 x (1 - 0.796)), faster on 6 pCPUs than alone on 12; the model's FlexCore run takes "
+            "1.21x its 1VM time (19.7 against 16.3 s of seed time). Started ballooned (6 vCPUs each, "
+            "bound) it takes 0.97x: the short sections on ticket locks make the 1VM run spin 36 % of "
+            "its guest CPU time, and 6 polling vCPUs per VM cut that only to 24 %. The rest is the "
+            "33 % of the run before the vCPUs are bound (dedup_balloon_done_pct), spent at the 2VM "
+            "speed",
         "streamcluster_reduction_pct":
             "model result 30.4 % (seed 42.4 %): the 2VM/1VM ratio is fitted (2.58, seed 2.6), but the "
             "seed's FlexCore streamcluster runs in 1.50x its 1VM time, faster than half the 1VM "
@@ -197,11 +192,12 @@ GAPS: dict[str, dict[str, str]] = {
             "work, so 6 vCPUs cannot beat half its speed. Guest scalability at 12 vCPUs is not "
             "modelled",
         "dedup_kernel_fc_pct_of_2vm":
-            "model result 33 % (seed 9.7 %): the critical sections are fixed kernel work (105 µs "
-            "twice per iteration, which Fig. 1's kernel ratio needs) and ballooned they add native "
-            "spin on the still contended locks; the FlexCore run spends its first 40 % at the 2VM's "
-            "rate. The seed's 9.7 % is 0.36x its 1VM kernel time (3.7 x 0.097), so the seed's dedup "
-            "at 12 vCPUs wastes kernel time that the model's 1VM run does not (guest scalability)",
+            "model result 28 % (seed 9.7 %): the FlexCore run's kernel time is 1.13x the 1VM's. "
+            "Started ballooned the model's dedup spends 0.69x the 1VM's kernel time (its sections "
+            "are fixed kernel work, 29 % of the 1VM's kernel time, plus native spin on the still "
+            "contended locks), and the first 33 % of the run spends at the 2VM's rate (3.98x the "
+            "1VM's). The seed's 9.7 % is 0.36x its 1VM kernel time (3.7 x 0.097) for the whole run, "
+            "before-binding phase included",
         "vips_kernel_fc_pct_of_2vm":
             "model result 21 % (seed 11.1 %): the FlexCore run spends its first 6.5 s (30 % of a "
             "21.6 s run: the 3 s window, then the 3.5 s hotplug) at the 2VM's kernel rate, 8.2x the "
@@ -219,11 +215,11 @@ GAPS: dict[str, dict[str, str]] = {
             "FlexCore run's kernel time is 1.06x the 1VM's: the 6.6 s before the binding add 0.27x "
             "(at the 2VM's rate), the ballooned rest 0.79x",
         "dedup_balloon_done_pct":
-            "model result 40 % (seed 'nearly 25 %'): the control centre judges over a full 3 s "
+            "model result 33 % (seed 'nearly 25 %'): the control centre judges over a full 3 s "
             "window (§3.1), so it decides at its 3 s check, and the parallel hotplug takes 3.5 s "
-            "(§3.2): bound at 6.5-6.7 s of seed time, in every run. dedup's FlexCore run lasts only "
-            "about 16 s of seed time (its length is fitted to Table 1's 2VM count: a 40 s 2VM run), "
-            "so that is 40 % of it; the seed gives no run length. Not fitted (a with-FlexCore number)",
+            "(§3.2): bound at 6.5 s of seed time, in every run. dedup's FlexCore run lasts only "
+            "about 19.7 s of seed time (its length is fitted to Table 1's 2VM count: a 46 s 2VM run), "
+            "so that is 33 % of it; the seed gives no run length. Not fitted (a with-FlexCore number)",
         "swaptions_balloon_done_pct":
             "model result 11 %: decided at the 3 s check (the first with a full window, §3.1), "
             "bound at 6.5-6.6 s of a 60.6 s run. The seed's 'nearly 25 %' with its 'approximately "
@@ -237,15 +233,17 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "flexcore-table1": {
         "the PLE rate after ballooning is at least 10× lower than before, for every application":
-            "holds for vips, swaptions and streamcluster (45-175x lower); dedup's falls only 2.8x "
-            "(2,419 -> 860 kHz): ballooned, its 12 workers queue on the two kernel locks (105 µs "
-            "sections of the joint Fig. 1 + Fig. 2 fit), and each waiter exits every ~3 µs (fixed "
+            "holds for vips, swaptions and streamcluster (45-175x lower); dedup's falls only 5.0x "
+            "(2,112 -> 425 kHz): ballooned, its 12 workers on 6 vCPUs still queue on the two ticket "
+            "locks (220 sections of 0.5 µs per iteration, fitted to Fig. 1 with Fig. 2; started "
+            "ballooned 24 % of guest CPU time spinning), and each waiter exits every ~3 µs (fixed "
             "4096-cycle window). The seed's dedup (98 % fewer PLE exits) spreads its kernel work "
             "over more locks",
         "dedup_ple_flexcore_1e6":
-            "after ballooning dedup still spins on its two contended locks (105 µs sections, fitted "
-            "to Fig. 1 with Fig. 2): 860 kHz of PLE exits on dedicated pCPUs, and the 40 % of the "
-            "run before the binding at the 2VM's 2,419 kHz: 13x the seed's count",
+            "after ballooning dedup still spins on its two contended ticket locks (220 sections of "
+            "0.5 µs per iteration, fitted to Fig. 1 with Fig. 2): 425 kHz of PLE exits on dedicated "
+            "pCPUs, and the 33 % of the run before the binding at the 2VM's 2,112 kHz: 1.98e7, 10x the "
+            "seed's count",
         "swaptions_ple_flexcore_1e6":
             "the model balloons at 6.5 s of seed time (3 s window, 3.5 s hotplug) and exits little "
             "after it (5 kHz), so FlexCore's count is about the 2VM rate (941 kHz) times 5.4 s: "
