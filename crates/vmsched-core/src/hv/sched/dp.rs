@@ -7,38 +7,46 @@
 //! where its cache is warm. Pinning is Xen's `vcpu_set_affinity` (`xen/common/schedule.c`): a
 //! queued vCPU whose pCPU leaves its mask is moved at once (`vcpu_migrate`).
 //!
-//! Models (seed 003 §4.3-4.4), applied to every vCPU at each scheduling decision, before credit
-//! picks (so that a steal already sees the pins):
+//! Models (seed 003 §4.3-4.4), in `do_schedule` only (§4.4: "The codes we wrote are just in
+//! do_schedule"): for the vCPU credit picks to run next, all rules; for the vCPU it
+//! deschedules, the unpin rules (d) and (f):
 //! - pin when AC ≥ `threshold_pct` (75) and the priority is above OVER (UNDER or BOOST), on
 //!   the pCPU `select_peer` gives: (a) a pCPU with no pinned vCPU, (b) of those the one with
-//!   the lowest recent load (busy fraction over the last `load_window_ms`), (c) else the local
-//!   pCPU (where the vCPU runs or is queued);
+//!   the lowest recent load (busy fraction over the last `load_window_ms`, every VM's vCPUs
+//!   counted), (c) the local pCPU (where it is about to run) if neither applies;
 //! - (d) unpin when AC falls below the threshold, without moving the vCPU;
 //! - (e) when the pinned count reaches |CPU|, unpin the pinned vCPU with the lowest AC, so at
 //!   most |CPU| − 1 vCPUs are pinned after every decision;
-//! - (f) unpin a vCPU that is OVER or IDLE (blocked: "VCPUs having nothing to do go back to
-//!   IDLE", §2.2).
+//! - (f) unpin a vCPU that goes OVER or IDLE (halts: "Those VCPU having nothing to do will
+//!   back to IDLE", §2.2).
 //!
 //! Choices where the seed is vague (also in docs/policies.md `## dp`):
-//! - which vCPUs a decision evaluates: the prose says the API is called for "the VCPU next to
-//!   be run" (§4.3; "DP-Scheduling decides whether this VCPU needs pinning", §4.1), but the
-//!   §4.4 pseudo-code runs "For each VCPU_i ∈ Φ", Φ being "VCPU set from all domains". We read
-//!   the prose as where the PI is refreshed and run the pseudo-code over every vCPU (its first
-//!   branch's "Return" as "nothing to do for this vCPU"). The other reading (the rules only for
-//!   the vCPU credit has just picked) leaves a woken vCPU unpinned until it runs, so credit
-//!   places it first; measured on `scenarios/dp-stream.toml` it makes DP schedule like credit
-//!   (8061 vs 7815 migrations, 1.55 vs 1.65 GB/s per thread), i.e. it removes the effect the
-//!   seed reports rather than its cost;
+//! - which vCPUs a decision evaluates (`evaluate`). The prose names one vCPU, the next to
+//!   run: "the scheduler should call the API to capture the CPU affinity of the next running
+//!   task ... Then, DP-Scheduling decides whether this VCPU needs pinning" (§4.1); "S' first
+//!   calls the API for capturing the task affinity information from the VCPU next to be run
+//!   ... S' will make the VCPU corresponding non-migrating" (§4.3); "calls the API before
+//!   scheduling the VCPU where the aware task begins to run" (§1). The §4.4 pseudo-code opens
+//!   "For each VCPU_i ∈ Φ" but its first branch is "VCPU_i has been pinned by its high value of
+//!   AC ... Return", which ends the procedure: a body for one vCPU, not a pass over all of them
+//!   (a pass would stop at the first pinned vCPU). So `"next"` (the default): the picked vCPU
+//!   gets the rules; the descheduled one, whose going IDLE or OVER (f) `do_schedule` sees,
+//!   gets the unpin rules; a woken vCPU is queued by credit as in Xen 3.4 and judged when it is
+//!   picked. `"all"` keeps the earlier reading (every vCPU at every decision, and a woken vCPU
+//!   before credit queues it);
+//! - "lower workload" is the busy fraction of each pCPU over the last completed load window
+//!   ("the average running time of CPUs respectively in the recent periods. VCPU will be pinned
+//!   to the CPU with the lowest value", §4.4); `load_margin_pct` (default 0, the seed's "lowest
+//!   value") keeps the local pCPU when its load is within that margin of the lowest;
 //! - a pinned vCPU with a high AC is never moved off a contended pCPU: the pseudo-code's first
 //!   branch returns, and the unpin rules (d), (e), (f) name AC, the pinned count and OVER/IDLE
 //!   only, not waiting;
-//! - "lower workload" is the busy fraction of each pCPU over the last completed load window;
-//!   the local pCPU is kept unless another unpinned one is lower by more than
-//!   `load_margin_pct` (so that noise does not move vCPUs);
-//! - among equal AC values rule (e) unpins the vCPU pinned in this pass first (the §4.3 rule:
-//!   with |CPU| − 1 pinned, a new high-AC vCPU is not pinned), else the lowest index;
+//! - among equal AC values rule (e) unpins the vCPU being pinned first (the §4.3 rule: with
+//!   |CPU| − 1 pinned, a new high-AC vCPU is not pinned), else the lowest index;
 //! - a running vCPU pinned to another pCPU keeps running and moves when it is next
-//!   descheduled (Xen would preempt it at once through `_VPF_migrating`);
+//!   descheduled runnable (Xen's `vcpu_set_affinity` would preempt it through
+//!   `_VPF_migrating`; it takes the schedule lock, so the seed's `set_unmigrateable` inside
+//!   `do_schedule` cannot be that call, and the seed does not say what it does);
 //! - vCPUs with hard affinity from the scenario (`vms[].pin`) are left alone.
 //!
 //! Leaves out: the cost of reading the AC (the PI read in `do_schedule`) and of changing the
@@ -227,7 +235,7 @@ impl Dp {
         }
     }
 
-    /// The pseudo-code of seed 003 §4.4 over all vCPUs. `prev` (running on the pCPU being
+    /// `evaluate = "all"`: the pseudo-code of seed 003 §4.4 over all vCPUs. `prev` (running on the pCPU being
     /// scheduled) counts as IDLE when it is not runnable any more.
     fn pass(&mut self, view: &mut SchedView, prev: Option<VcpuId>, prev_runnable: bool) {
         for v in 0..view.vcpus.len() {
@@ -296,13 +304,11 @@ impl HvScheduler for Dp {
         self.credit.init(&mut iv);
     }
 
-    /// A woken vCPU goes back to BOOST (or stays OVER): the rules run for it before credit
-    /// places it, so a high-AC vCPU is pinned where its cache is (§4.4, after rule f: "pinned
-    /// again ... when they get back to UNDER or BOOST"). The seed's code is all in
-    /// `do_schedule`, but its Xen 3.4 queues a woken vCPU on the pCPU it last ran on
-    /// (`csched_vcpu_wake`: `__runq_insert(vc->processor)`, xen/common/sched_credit.c), so the
-    /// next decision's pass sees it there; this model's credit picks an idle pCPU at wake
-    /// (`cpu_pick`), which would move it before that pass could.
+    /// With `evaluate = "next"` (the default) a woken vCPU is left to credit, which queues it
+    /// where it last ran (Xen 3.4's `csched_vcpu_wake`, `wake = "xen34"`); it is judged when
+    /// picked. With `"all"` the rules run for it first, so a high-AC vCPU is pinned before
+    /// credit places it (the earlier reading: "pinned again ... when they get back to UNDER or
+    /// BOOST", after rule f).
     fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
         if self.evaluate == Evaluate::All {
             let local = self.local(view, v);
