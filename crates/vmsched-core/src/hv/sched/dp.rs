@@ -616,8 +616,9 @@ mod tests {
 
     #[test]
     fn a_woken_vcpu_pinned_by_recent_load_waits_while_a_pcpu_idles() {
-        // The cost behind dp-imb (docs/policies.md ## dp): a high-AC vCPU unpinned when it
-        // halted (rule f) is pinned again at wake by select_peer, which goes by the last load
+        // With evaluate = "all" (the reading before session 7) the cost behind dp-imb
+        // (docs/policies.md ## dp): a high-AC vCPU unpinned when it halted (rule f) is pinned
+        // again at wake by select_peer, which goes by the last load
         // window (rule b), not by which pCPU is idle now. pCPU 1 was busy over the last window
         // and is idle now; pCPU 0 was idle and now runs vCPU 2 (BOOST, so no preemption).
         let woken = |ac: u8| {
