@@ -404,37 +404,36 @@ GAPS: dict[str, dict[str, str]] = {
     "dp-stream": {
         "DP is not below credit at any array size":
             "model result, under the seed's Xen 3.4.3 credit (wake = \"xen34\", no rate limits, "
-            "for credit and DP alike): DP is ahead up to 8 MiB (1.90, 1.41, 1.16, 1.02 of credit at "
-            "1, 2, 4, 8 MiB) and 1 % and 6 % below at 16 and 32 MiB. At 32 MiB (seeds 1-3) DP still "
-            "cuts migrations (123 vs 196), refill (65 vs 111 ms) and the VM's CPU time (1.17 vs "
-            "1.29 s) but finishes later (323 vs 302 ms): a pinned thread preempted by the competing "
-            "VM waits on its own pCPU while another idles (pCPU time idle while vCPUs wait, whole "
-            "run: 0.96 vs 0.75 s) and the barrier waits for it. That is the seed's rule (§4.3 "
-            "Figure 3: an idle pCPU may not take a pinned vCPU; test "
-            "an_idle_pcpu_does_not_take_a_pinned_vcpu_from_a_busy_one); the seed's C(CPU_idle) = 0 "
-            "(§4.2) assumes unpinned vCPUs wait in runqueues to be stolen, but here they are running "
-            "(docs/policies.md ## dp)",
+            "for credit and DP alike) and DP read literally (the vCPU next to run is judged, "
+            "select_peer takes the lowest load; docs/policies.md ## dp): DP is ahead at 1 and 2 "
+            "MiB (1.40, 1.24 of credit) and behind from 4 MiB (0.78, 0.84, 0.83, 0.97 at 4, 8, 16, "
+            "32 MiB). At 4 MiB (seeds 1-3) DP cuts migrations (326 vs 516), refill (79 vs 96 ms) and "
+            "the threads' total runnable waiting (0.39 vs 0.45 s), yet the pass barrier waits for a "
+            "pinned thread preempted on its pCPU, which an idle pCPU may not take (§4.3 Figure 3; "
+            "test by_default_a_preempted_pinned_vcpu_waits_while_a_pcpu_idles): barrier spin 557 vs "
+            "407 ms, the run ends at 327 vs 259 ms. The seed's C(CPU_idle) = 0 (§4.2) assumes "
+            "unpinned vCPUs wait in runqueues to be stolen; here the unpinned ones are running. "
+            "Runs vary much by seed (bandwidth per thread at 4 MiB: credit 4.61-7.26, DP 4.07-5.91 "
+            "GB/s)",
     },
     "dp-imb": {
         "Sendrecv: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
-            "model result, under the seed's Xen 3.4.3 credit (wake = \"xen34\", no rate limits): "
-            "at 1 KiB no rank reaches AC 75 (DP = credit); from 16 KiB DP pins the ranks and runs at "
-            "6 % (16 KiB) and 16 % (128 KiB) of credit's speed. A rank halts on every message (rule "
-            "f unpins it) and at wake is pinned again on the pCPU with the lowest load over the last "
-            "30 ms (rule b), usually one a competing vCPU is running, where it waits (test "
-            "a_woken_vcpu_pinned_by_recent_load_waits_while_a_pcpu_idles): at 16 KiB the ranks wait "
-            "runnable 6.45 s vs 0.24 s and pCPUs idle while vCPUs wait 9.0 s vs 0.56 s (the seed's "
-            "C(CPU_idle), assumed 0 in §4.2). Xen 3.4's credit does not rescue them: its tick moves "
-            "a running vCPU only to a socket with more idle pCPUs, never because a vCPU waits behind "
-            "it (with current Xen's wake-up and tick rule, is_runq_idle, and no rate limits DP "
-            "reached 18 % at 16 KiB, seed 1) (docs/policies.md ## dp, ## credit_wake)",
+            "model result, under the seed's Xen 3.4.3 credit (wake = \"xen34\", no rate limits) and "
+            "DP read literally (docs/policies.md ## dp): at 1 KiB no rank reaches AC 75 (DP = "
+            "credit), at 16 KiB DP is level (1.03 of credit; seeds 1-5: 0.91-1.04, mean 1.00), at "
+            "128 KiB behind (0.88; seeds 1-5: 0.81-0.96). A rank halts on every message and rule (f) "
+            "unpins it (128 KiB: 1455 pins, 1455 unpins), so a pin lasts from a pick to the next "
+            "halt and woken ranks are placed and stolen by credit as without DP; what remains is that "
+            "a preempted pinned rank may not be taken by an idle pCPU (§4.3 Figure 3): at 128 KiB "
+            "pCPUs idle while vCPUs wait 0.54 vs 0.45 s and ranks wait runnable 0.137 vs 0.123 s",
         "Exchange: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
-            "model result, under the seed's Xen 3.4.3 credit: DP is ahead at 1 KiB (1.05 of credit) "
-            "and 128 KiB (1.07) but behind at 16 KiB (0.83): there DP uses less CPU (1.45 vs 1.56 s), "
-            "fewer migrations (909 vs 6916) and less refill (3.2 vs 20.4 ms), and its ranks wait "
-            "runnable less in total (0.38 vs 0.56 s), yet the run ends later (450 vs 371 ms): the "
-            "waits of pinned ranks fall on the ring's critical path while pCPUs idle (idle while "
-            "vCPUs wait 0.91 vs 0.51 s)",
+            "model result, under the seed's Xen 3.4.3 credit and DP read literally: DP is behind at "
+            "1 KiB (0.92 of credit; seeds 1-5: 0.84-0.99) and 16 KiB (0.93; seeds 1-5: 0.89-0.93) and "
+            "ahead at 128 KiB with seed 1 (1.10; seeds 1-5: 0.75-1.10, mean 0.86). At 16 KiB DP "
+            "halves the migrations (3868 vs 6916) and cuts refill (12.1 vs 20.4 ms) and the ranks' "
+            "runnable waiting (0.39 vs 0.56 s), yet pCPUs idle while vCPUs wait longer (0.57 vs "
+            "0.51 s) and the run ends later (397 vs 371 ms): the waits of pinned ranks, which an "
+            "idle pCPU may not take, fall on the ring's critical path",
     },
     "vmkit-table2-3": {
         "hackbench_2cpu_s": "model result 0.374 s: without affinity the model's hackbench scales "

@@ -7,38 +7,46 @@
 //! where its cache is warm. Pinning is Xen's `vcpu_set_affinity` (`xen/common/schedule.c`): a
 //! queued vCPU whose pCPU leaves its mask is moved at once (`vcpu_migrate`).
 //!
-//! Models (seed 003 §4.3-4.4), applied to every vCPU at each scheduling decision, before credit
-//! picks (so that a steal already sees the pins):
+//! Models (seed 003 §4.3-4.4), in `do_schedule` only (§4.4: "The codes we wrote are just in
+//! do_schedule"): for the vCPU credit picks to run next, all rules; for the vCPU it
+//! deschedules, the unpin rules (d) and (f):
 //! - pin when AC ≥ `threshold_pct` (75) and the priority is above OVER (UNDER or BOOST), on
 //!   the pCPU `select_peer` gives: (a) a pCPU with no pinned vCPU, (b) of those the one with
-//!   the lowest recent load (busy fraction over the last `load_window_ms`), (c) else the local
-//!   pCPU (where the vCPU runs or is queued);
+//!   the lowest recent load (busy fraction over the last `load_window_ms`, every VM's vCPUs
+//!   counted), (c) the local pCPU (where it is about to run) if neither applies;
 //! - (d) unpin when AC falls below the threshold, without moving the vCPU;
 //! - (e) when the pinned count reaches |CPU|, unpin the pinned vCPU with the lowest AC, so at
 //!   most |CPU| − 1 vCPUs are pinned after every decision;
-//! - (f) unpin a vCPU that is OVER or IDLE (blocked: "VCPUs having nothing to do go back to
-//!   IDLE", §2.2).
+//! - (f) unpin a vCPU that goes OVER or IDLE (halts: "Those VCPU having nothing to do will
+//!   back to IDLE", §2.2).
 //!
 //! Choices where the seed is vague (also in docs/policies.md `## dp`):
-//! - which vCPUs a decision evaluates: the prose says the API is called for "the VCPU next to
-//!   be run" (§4.3; "DP-Scheduling decides whether this VCPU needs pinning", §4.1), but the
-//!   §4.4 pseudo-code runs "For each VCPU_i ∈ Φ", Φ being "VCPU set from all domains". We read
-//!   the prose as where the PI is refreshed and run the pseudo-code over every vCPU (its first
-//!   branch's "Return" as "nothing to do for this vCPU"). The other reading (the rules only for
-//!   the vCPU credit has just picked) leaves a woken vCPU unpinned until it runs, so credit
-//!   places it first; measured on `scenarios/dp-stream.toml` it makes DP schedule like credit
-//!   (8061 vs 7815 migrations, 1.55 vs 1.65 GB/s per thread), i.e. it removes the effect the
-//!   seed reports rather than its cost;
+//! - which vCPUs a decision evaluates (`evaluate`). The prose names one vCPU, the next to
+//!   run: "the scheduler should call the API to capture the CPU affinity of the next running
+//!   task ... Then, DP-Scheduling decides whether this VCPU needs pinning" (§4.1); "S' first
+//!   calls the API for capturing the task affinity information from the VCPU next to be run
+//!   ... S' will make the VCPU corresponding non-migrating" (§4.3); "calls the API before
+//!   scheduling the VCPU where the aware task begins to run" (§1). The §4.4 pseudo-code opens
+//!   "For each VCPU_i ∈ Φ" but its first branch is "VCPU_i has been pinned by its high value of
+//!   AC ... Return", which ends the procedure: a body for one vCPU, not a pass over all of them
+//!   (a pass would stop at the first pinned vCPU). So `"next"` (the default): the picked vCPU
+//!   gets the rules; the descheduled one, whose going IDLE or OVER (f) `do_schedule` sees,
+//!   gets the unpin rules; a woken vCPU is queued by credit as in Xen 3.4 and judged when it is
+//!   picked. `"all"` keeps the earlier reading (every vCPU at every decision, and a woken vCPU
+//!   before credit queues it);
+//! - "lower workload" is the busy fraction of each pCPU over the last completed load window
+//!   ("the average running time of CPUs respectively in the recent periods. VCPU will be pinned
+//!   to the CPU with the lowest value", §4.4); `load_margin_pct` (default 0, the seed's "lowest
+//!   value") keeps the local pCPU when its load is within that margin of the lowest;
 //! - a pinned vCPU with a high AC is never moved off a contended pCPU: the pseudo-code's first
 //!   branch returns, and the unpin rules (d), (e), (f) name AC, the pinned count and OVER/IDLE
 //!   only, not waiting;
-//! - "lower workload" is the busy fraction of each pCPU over the last completed load window;
-//!   the local pCPU is kept unless another unpinned one is lower by more than
-//!   `load_margin_pct` (so that noise does not move vCPUs);
-//! - among equal AC values rule (e) unpins the vCPU pinned in this pass first (the §4.3 rule:
-//!   with |CPU| − 1 pinned, a new high-AC vCPU is not pinned), else the lowest index;
+//! - among equal AC values rule (e) unpins the vCPU being pinned first (the §4.3 rule: with
+//!   |CPU| − 1 pinned, a new high-AC vCPU is not pinned), else the lowest index;
 //! - a running vCPU pinned to another pCPU keeps running and moves when it is next
-//!   descheduled (Xen would preempt it at once through `_VPF_migrating`);
+//!   descheduled runnable (Xen's `vcpu_set_affinity` would preempt it through
+//!   `_VPF_migrating`; it takes the schedule lock, so the seed's `set_unmigrateable` inside
+//!   `do_schedule` cannot be that call, and the seed does not say what it does);
 //! - vCPUs with hard affinity from the scenario (`vms[].pin`) are left alone.
 //!
 //! Leaves out: the cost of reading the AC (the PI read in `do_schedule`) and of changing the
@@ -67,8 +75,20 @@ pub struct DpStats {
     pub moves: u64,
 }
 
+/// Which vCPUs a scheduling decision evaluates (docs/policies.md `## dp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evaluate {
+    /// The vCPU credit picks to run next (all rules) and the one it deschedules (the unpin
+    /// rules d and f): seed 003 §4.1, §4.3, and the pseudo-code's per-vCPU `Return` (§4.4).
+    Next,
+    /// Every vCPU at every decision, and a woken vCPU before credit queues it (the earlier
+    /// reading of §4.4's "For each VCPU_i ∈ Φ").
+    All,
+}
+
 pub struct Dp {
     credit: Credit,
+    evaluate: Evaluate,
     threshold_pct: u8,
     load_window_ns: Ns,
     load_margin_pct: f64,
@@ -92,10 +112,20 @@ impl Dp {
         let threshold_pct = p.f64("threshold_pct", 75.0, 0.0, 100.0)?;
         // Estimate: credit's accounting period (30 ms); the seed says "the recent periods".
         let load_window_ms = p.f64("load_window_ms", 30.0, 1.0, 10_000.0)?;
-        // Estimate: ignore load differences below 10 percentage points.
-        let load_margin_pct = p.f64("load_margin_pct", 10.0, 0.0, 100.0)?;
+        // Seed 003 §4.4: "VCPU will be pinned to the CPU with the lowest value"; the local
+        // pCPU only "if both (i) and (ii) do not happen" (rule c). A margin > 0 prefers the
+        // local pCPU when its load is within the margin of the lowest (not in the seed).
+        let load_margin_pct = p.f64("load_margin_pct", 0.0, 0.0, 100.0)?;
+        // Seed 003 §4.3: "S' first calls the API for capturing the task affinity information
+        // from the VCPU next to be run"; §4.1: "DP-Scheduling decides whether this VCPU needs
+        // pinning"; §4.4: "The codes we wrote are just in do_schedule".
+        let evaluate = match p.choice("evaluate", "next", &["next", "all"])? {
+            "all" => Evaluate::All,
+            _ => Evaluate::Next,
+        };
         Ok(Dp {
             credit,
+            evaluate,
             threshold_pct: threshold_pct.round() as u8,
             load_window_ns: (load_window_ms * NS_PER_MS as f64) as Ns,
             load_margin_pct,
@@ -153,9 +183,8 @@ impl Dp {
         }
     }
 
-    /// `select_peer`: rules (a), (b), (c).
-    fn select_peer(&self, view: &SchedView, v: VcpuId) -> PcpuId {
-        let local = self.local(view, v);
+    /// `select_peer`: rules (a), (b), (c); `local` is the pCPU `v` is on (`VCPU_i->processor`).
+    fn select_peer(&self, view: &SchedView, v: VcpuId, local: PcpuId) -> PcpuId {
         let allowed: Vec<PcpuId> = (0..view.n_pcpus()).filter(|&q| self.base_allowed(v, q)).collect();
         let free: Vec<PcpuId> = allowed.iter().copied().filter(|&q| self.pinned_on[q] == 0).collect();
         let lowest = |set: &[PcpuId]| {
@@ -206,18 +235,20 @@ impl Dp {
         }
     }
 
-    /// The pseudo-code of seed 003 §4.4 over all vCPUs. `prev` (running on the pCPU being
+    /// `evaluate = "all"`: the pseudo-code of seed 003 §4.4 over all vCPUs. `prev` (running on the pCPU being
     /// scheduled) counts as IDLE when it is not runnable any more.
     fn pass(&mut self, view: &mut SchedView, prev: Option<VcpuId>, prev_runnable: bool) {
         for v in 0..view.vcpus.len() {
             let f = view.vcpus[v];
             let idle = matches!(f.run, RunState::Blocked | RunState::Offline) || (prev == Some(v) && !prev_runnable);
-            self.apply_rules(view, v, idle);
+            let local = self.local(view, v);
+            self.apply_rules(view, v, idle, Some(local));
         }
     }
 
-    /// The rules for one vCPU; `idle`: it has nothing to run (credit's IDLE, §2.2).
-    fn apply_rules(&mut self, view: &mut SchedView, v: VcpuId, idle: bool) {
+    /// The rules for one vCPU; `idle`: it has nothing to run (credit's IDLE, §2.2); `local`:
+    /// the pCPU it is on, or `None` when it may only be unpinned (a descheduled vCPU).
+    fn apply_rules(&mut self, view: &mut SchedView, v: VcpuId, idle: bool, local: Option<PcpuId>) {
         if self.base[v].is_some() {
             return;
         }
@@ -232,7 +263,7 @@ impl Dp {
                 self.unpin(v);
                 self.stats.unpins_low_ac += 1;
             }
-        } else if high && !over_or_idle {
+        } else if let Some(local) = local.filter(|_| high && !over_or_idle) {
             if self.n_pinned + 1 >= view.n_pcpus() {
                 // set_migrateable_by_ac: pinning v would make |CPU| pinned, so the lowest AC
                 // goes, v itself on a tie (then v is simply not pinned, §4.3).
@@ -246,7 +277,7 @@ impl Dp {
                     None => return,
                 }
             }
-            let q = self.select_peer(view, v);
+            let q = self.select_peer(view, v, local);
             self.set_pin(view, v, q);
         }
     }
@@ -273,15 +304,16 @@ impl HvScheduler for Dp {
         self.credit.init(&mut iv);
     }
 
-    /// A woken vCPU goes back to BOOST (or stays OVER): the rules run for it before credit
-    /// places it, so a high-AC vCPU is pinned where its cache is (§4.4, after rule f: "pinned
-    /// again ... when they get back to UNDER or BOOST"). The seed's code is all in
-    /// `do_schedule`, but its Xen 3.4 queues a woken vCPU on the pCPU it last ran on
-    /// (`csched_vcpu_wake`: `__runq_insert(vc->processor)`, xen/common/sched_credit.c), so the
-    /// next decision's pass sees it there; this model's credit picks an idle pCPU at wake
-    /// (`cpu_pick`), which would move it before that pass could.
+    /// With `evaluate = "next"` (the default) a woken vCPU is left to credit, which queues it
+    /// where it last ran (Xen 3.4's `csched_vcpu_wake`, `wake = "xen34"`); it is judged when
+    /// picked. With `"all"` the rules run for it first, so a high-AC vCPU is pinned before
+    /// credit places it (the earlier reading: "pinned again ... when they get back to UNDER or
+    /// BOOST", after rule f).
     fn wake(&mut self, view: &mut SchedView, v: VcpuId) {
-        self.apply_rules(view, v, false);
+        if self.evaluate == Evaluate::All {
+            let local = self.local(view, v);
+            self.apply_rules(view, v, false, Some(local));
+        }
         let mut iv = Self::inner(view, &self.eff);
         self.credit.wake(&mut iv, v);
     }
@@ -293,9 +325,25 @@ impl HvScheduler for Dp {
 
     fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
         self.close_load(view, p);
-        self.pass(view, prev, prev_runnable);
+        match self.evaluate {
+            Evaluate::All => self.pass(view, prev, prev_runnable),
+            // The descheduled vCPU: unpinned if it goes IDLE or OVER (f) or its AC fell (d).
+            Evaluate::Next => {
+                if let Some(v) = prev {
+                    self.apply_rules(view, v, !prev_runnable, None);
+                }
+            }
+        }
         let mut iv = Self::inner(view, &self.eff);
         let d = self.credit.do_schedule(&mut iv, p, prev, prev_runnable, why);
+        if self.evaluate == Evaluate::Next {
+            // The vCPU next to be run on `p`: pinned (to `p` or a better peer, where it moves
+            // when next descheduled) or unpinned.
+            if let Some(s) = d.next {
+                self.apply_rules(view, s, false, Some(p));
+            }
+        }
+        let mut iv = Self::inner(view, &self.eff);
         // A runnable prev pinned elsewhere was re-queued here by credit: it moves now.
         if let Some(v) = prev.filter(|&v| d.next != Some(v)) {
             if let Some(q) = self.pin[v].filter(|&q| q != p) {
@@ -380,7 +428,12 @@ mod tests {
     }
 
     impl Rig {
+        /// The rules evaluated for every vCPU and at wake (`evaluate = "all"`): the rule logic
+        /// (select_peer, a-f) is shared by both readings, and a wake exercises it directly.
         fn new(n: u32, nv: usize, cap_pct: u32) -> Rig {
+            Rig::with(n, nv, cap_pct, "all")
+        }
+        fn with(n: u32, nv: usize, cap_pct: u32, evaluate: &str) -> Rig {
             let facts = (0..nv)
                 .map(|i| VcpuFacts {
                     vm: 0,
@@ -402,7 +455,7 @@ mod tests {
                 cur: vec![None; n as usize],
                 req: Vec::new(),
                 now: 0,
-                dp: Dp::from_params(&mut Params::new(&BTreeMap::new())).unwrap(),
+                dp: Dp::from_params(&mut Params::new(&BTreeMap::from([("evaluate".to_string(), toml::Value::String(evaluate.to_string()))]))).unwrap(),
             };
             r.dp.init(view!(r));
             r
@@ -563,8 +616,9 @@ mod tests {
 
     #[test]
     fn a_woken_vcpu_pinned_by_recent_load_waits_while_a_pcpu_idles() {
-        // The cost behind dp-imb (docs/policies.md ## dp): a high-AC vCPU unpinned when it
-        // halted (rule f) is pinned again at wake by select_peer, which goes by the last load
+        // With evaluate = "all" (the reading before session 7) the cost behind dp-imb
+        // (docs/policies.md ## dp): a high-AC vCPU unpinned when it halted (rule f) is pinned
+        // again at wake by select_peer, which goes by the last load
         // window (rule b), not by which pCPU is idle now. pCPU 1 was busy over the last window
         // and is idle now; pCPU 0 was idle and now runs vCPU 2 (BOOST, so no preemption).
         let woken = |ac: u8| {
@@ -588,6 +642,65 @@ mod tests {
         let r = woken(50);
         assert_eq!(r.dp.pinned_to(0), None);
         assert_eq!(r.dp.credit.queued_on(0), Some(1));
+    }
+
+    #[test]
+    fn by_default_a_vcpu_is_pinned_when_credit_picks_it_not_at_wake() {
+        // Seed 003 §4.3: the API is called for "the VCPU next to be run"; §4.4: the code is
+        // "just in do_schedule".
+        let mut r = Rig::with(4, 4, 0, "next");
+        assert_eq!(r.dp.evaluate, Evaluate::Next, "the default");
+        r.wake(0, 2, 90);
+        assert_eq!(r.dp.pinned_to(0), None, "not at wake");
+        r.wake(1, 3, 90);
+        assert_eq!(r.schedule(2, false), Some(0));
+        assert_eq!(r.dp.pinned_to(0), Some(2), "picked on pCPU 2, all loads equal: rule (c)");
+        assert_eq!(r.dp.pinned_to(1), None, "vCPU 1 waits in a runqueue: not evaluated");
+        assert_eq!(r.schedule(2, true), None, "vCPU 0 halts");
+        assert_eq!(r.dp.pinned_to(0), None, "rule (f): the descheduled vCPU goes IDLE");
+        assert_eq!(r.dp.stats().unpins_over_idle, 1);
+    }
+
+    #[test]
+    fn by_default_a_picked_vcpu_is_pinned_to_a_less_loaded_peer_and_moves_when_preempted() {
+        // Rule (b) with the literal margin 0: pCPU 0 was busy over the last window, pCPU 1
+        // idle, so vCPU 0 picked on pCPU 0 is pinned to pCPU 1; it runs on, and moves there
+        // when it is next descheduled runnable.
+        let mut r = Rig::with(2, 3, 0, "next");
+        r.aff[2] = Some(vec![0]);
+        r.dp.init(view!(r));
+        r.wake(2, 0, 50);
+        assert_eq!(r.schedule(0, false), Some(2));
+        r.now = 30 * NS_PER_MS;
+        r.dp.timer(view!(r), LOAD_TIMER);
+        assert_eq!(r.dp.load_pct, vec![100.0, 0.0]);
+        assert_eq!(r.schedule(0, true), None);
+        r.wake(0, 0, 90);
+        assert_eq!(r.schedule(0, false), Some(0));
+        assert_eq!(r.dp.pinned_to(0), Some(1));
+        r.now += NS_PER_MS;
+        r.wake(2, 0, 50);
+        assert_eq!(r.schedule(0, false), Some(2), "vCPU 2 queued first at the same priority (BOOST)");
+        assert_eq!(r.dp.credit.queued_on(0), Some(1), "moved to the pCPU it is pinned to");
+        assert_eq!(r.dp.stats().moves, 1);
+    }
+
+    #[test]
+    fn by_default_a_preempted_pinned_vcpu_waits_while_a_pcpu_idles() {
+        // Seed 003 §4.3 Figure 3 under the default reading: the preempted vCPU stays pinned
+        // (it is runnable, UNDER, high AC) and an idle pCPU may not take it.
+        let mut r = Rig::with(2, 3, 0, "next");
+        r.aff[2] = Some(vec![0]);
+        r.dp.init(view!(r));
+        r.wake(0, 0, 90);
+        assert_eq!(r.schedule(0, false), Some(0));
+        assert_eq!(r.dp.pinned_to(0), Some(0));
+        r.now = 5 * NS_PER_MS;
+        r.wake(2, 0, 50);
+        assert_eq!(r.schedule(0, false), Some(2));
+        assert_eq!(r.dp.pinned_to(0), Some(0), "descheduled runnable: still pinned");
+        assert_eq!(r.schedule(1, false), None, "pCPU 1 idles");
+        assert_eq!(r.dp.credit.queued_on(0), Some(0));
     }
 
     #[test]
