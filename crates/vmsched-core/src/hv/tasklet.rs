@@ -21,7 +21,10 @@
 //!     (`do_tasklet`), then raises SCHEDULE_SOFTIRQ again: a second scheduler call that picks
 //!     the runqueue head (a second context switch; the interrupted vCPU went to the back of
 //!     its priority class, so often another vCPU). On an idle pCPU the first call finds the
-//!     idle vCPU already running: a scheduler call (`sched_call_ns`) and no switch;
+//!     idle vCPU already running: a scheduler call (`sched_call_ns`) and no switch. Either
+//!     way the idle vCPU runs the tasklets at BOOST priority, so the pCPU is not one of
+//!     credit's idlers meanwhile, and a vCPU woken onto it tickles an idle pCPU instead
+//!     (`hv/sched/credit.rs`, `tasklet_boost`);
 //!   - `Softirq` (seed 001 §5.2, Xen `softirq_tasklet_init`): the tasklet runs in softirq
 //!     context right after the interrupt, on the interrupted vCPU's time (hypervisor time
 //!     charged to it) or on the idle pCPU; no scheduler call, no switch.
@@ -29,9 +32,7 @@
 //!   reschedule request for it waits until the tasklets are done.
 //!
 //! Leaves out: Xen's one tasklet per domain that drains all of the domain's pending pirqs in
-//! one run (here one tasklet run per interrupt); interrupt coalescing in the NIC; the idle
-//! pCPU is still offered to wake-up placement while it runs tasklets (Xen drops it from the
-//! idlers mask), so a vCPU placed there waits for the tasklets to finish.
+//! one run (here one tasklet run per interrupt); interrupt coalescing in the NIC.
 
 use std::collections::VecDeque;
 
@@ -108,8 +109,10 @@ impl World {
                 self.start_tasklets(p, now + self.costs.world_switch_ns + tasklet_ns);
             }
             (TaskletMode::IdleVcpu, None) => {
-                // SCHEDULE_SOFTIRQ on the idle vCPU: the scheduler runs and keeps the idle vCPU.
-                self.pcpus[p].sched_calls += 1;
+                // SCHEDULE_SOFTIRQ on the idle vCPU: the scheduler runs and keeps the idle vCPU,
+                // now at BOOST for the tasklet work (4.1 `csched_schedule`), so no longer idle.
+                self.schedule(p, Reason::Tasklet);
+                debug_assert!(self.pcpus[p].cur.is_none());
                 self.start_tasklets(p, now + self.costs.sched_call_ns + tasklet_ns);
             }
         }
