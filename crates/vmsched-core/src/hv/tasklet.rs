@@ -257,6 +257,55 @@ workloads = [{{ kind = "hog" }}]
         assert!(hv_idle >= hv_soft + 2 * 2_740 - 1, "idle-vCPU {hv_idle} ns vs softirq {hv_soft} ns");
     }
 
+    /// Two pCPUs, Xen 4.1's credit, one pass-through 1-vCPU server VM at one request per
+    /// second: at 1 ms its vCPU is halted (last on pCPU 0) and both pCPUs idle. Returns, for
+    /// one device interrupt then (its handler wakes the vCPU, which halts again after it), the
+    /// scheduler calls and switches of each pCPU over the next 50 µs.
+    fn interrupt_on_an_idle_pcpu(tasklet: &str) -> [(u64, u64); 2] {
+        let text = format!(
+            r#"
+duration_ms = 10
+[host]
+cores_per_socket = 2
+[hypervisor]
+params = {{ tasklet = "{tasklet}", ratelimit_us = 0, load_balance_ratelimit_us = 0, wake = "xen41" }}
+[[vms]]
+vcpus = 1
+io_path = "passthrough"
+workloads = [{{ kind = "server", role = "web", rate_per_s = 1.0 }}]
+"#
+        );
+        let sc = from_toml_str(&text).expect("scenario parses");
+        let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+        s.run_until(NS_PER_MS).unwrap();
+        let before: Vec<(u64, u64)> = {
+            let w = s.world();
+            if w.vcpus[0].run != RunState::Blocked || w.vcpus[0].last_pcpu != 0 || w.pcpus.iter().any(|p| p.cur.is_some()) {
+                panic!("setup: vCPU 0 must be halted after running on pCPU 0, both pCPUs idle");
+            }
+            let now = w.now();
+            let b = w.pcpus.iter().map(|p| (p.sched_calls, p.context_switches)).collect();
+            w.device_interrupt(0, IrqWork { left_ns: 1000, action: IrqAction::Nothing, sent_at: now });
+            b
+        };
+        s.run_until(NS_PER_MS + 50 * NS_PER_US).unwrap();
+        let w = s.world();
+        assert_eq!((w.vcpus[0].last_pcpu, w.vcpus[0].run), (0, RunState::Blocked), "the woken vCPU ran on pCPU 0 and halted again");
+        [0, 1].map(|p| (w.pcpus[p].sched_calls - before[p].0, w.pcpus[p].context_switches - before[p].1))
+    }
+
+    #[test]
+    fn an_idle_vcpu_tasklet_waking_a_vcpu_on_an_idle_pcpu_tickles_the_other_idle_pcpu_for_nothing() {
+        // pCPU 0: the tasklet's call keeps the idle vCPU (now at BOOST), the call after the
+        // tasklets switches to the woken vCPU. That vCPU, queued on a busy (BOOST) pCPU,
+        // tickles the idle pCPU 1, which may not steal from an idle-vCPU pCPU: a scheduler
+        // call without a switch (Xen 4.1 `__runq_tickle`, `csched_runq_steal`).
+        // The vCPU's HLT after its handler adds a call and a switch on pCPU 0.
+        assert_eq!(interrupt_on_an_idle_pcpu("idle_vcpu"), [(3, 2), (1, 0)]);
+        // Softirq tasklets leave the idle vCPU at IDLE: the woken vCPU tickles pCPU 0 only.
+        assert_eq!(interrupt_on_an_idle_pcpu("softirq"), [(2, 2), (0, 0)]);
+    }
+
     #[test]
     fn the_tasklet_mode_is_a_credit_parameter_with_a_named_error() {
         let sc = from_toml_str(
