@@ -112,7 +112,8 @@ def test_calibration_entries_name_their_source_and_target():
             assert key in expected.SEED.get(repro, {}), f"{name}: no seed value for {key}"
 
 
-#: Reproductions cheap enough to run in full mode in the tests (each a few seconds).
+#: Reproductions cheap enough to run in full mode in the tests (vmkit-table2-3 a few seconds,
+#: vmkit-polling 12-16 s since its polled build runs Kbuild's serial stages).
 CHEAP = ("vmkit-table2-3", "vmkit-polling")
 
 

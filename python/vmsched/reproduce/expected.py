@@ -164,108 +164,105 @@ GAPS: dict[str, dict[str, str]] = {
         "dedup_spin_pct_2vm":
             "dedup's workload is fitted jointly to Fig. 1 and Fig. 2's 2VM shares (calibration.toml "
             "flexcore.dedup: two kernel sections per iteration, on the address-space lock and on an "
-            "I/O lock, §4.2); the chosen point gives 7.2 % of guest CPU time. Across the grid the 2VM "
+            "I/O lock, §4.2); the chosen point gives 6.2 % of guest CPU time. Across the grid the 2VM "
             "spinlock share reaches 11-12 % only where the kernel ratio falls below 2.8x or below the "
             "total ratio (sections so long that the 1VM run already queues on them), which breaks "
-            "Fig. 1. The function-call IPI share, fitted with it, holds (61 %, seed 71 %)",
+            "Fig. 1. The function-call IPI share, fitted with it, holds (63 %, seed 71 %)",
         "dedup_ipi_pct_flexcore":
-            "model result 25 % (seed 14 %): ballooned, 12 workers share 6 vCPUs and two locks whose "
+            "model result 23 % (seed 14 %): ballooned, 12 workers share 6 vCPUs and two locks whose "
             "105 µs sections (Fig. 1's kernel ratio needs that much kernel work) keep them busy, and "
             "a shootdown every 4 iterations waits on targets spinning there with interrupts off; "
             "the run also spends its first 40 % (until the vCPUs are bound, see flexcore-fig7 "
-            "dedup_balloon_done_pct) at the 2VM's 61 %",
+            "dedup_balloon_done_pct) at the 2VM's 63 %",
         "dedup_spin_pct_flexcore":
             "ballooned, the two locks stay contended (105 µs sections, one each per iteration, 12 "
-            "workers on 6 vCPUs): 14.6 % native spin against the seed's 4 %. The model's dedup "
+            "workers on 6 vCPUs): 15 % native spin against the seed's 4 %. The model's dedup "
             "carries all the kernel work Fig. 1's kernel ratio (3.7x) needs under these two locks, "
             "and at 12 vCPUs alone it already queues on them; the seed's dedup spreads its kernel "
             "work over more locks (§4.2: 'a large number of synchronization operations')",
     },
     "flexcore-fig7": {
         "dedup_reduction_pct":
-            "model result 55 % (seed 79.6 %): the seed's ballooned dedup runs in 0.65x its 1VM time "
-            "(3.2 x (1 - 0.796)), faster on 6 pCPUs than alone on 12; the model's takes 1.47x its 1VM "
-            "time. Started ballooned (6 vCPUs each, bound) it takes 1.01x, no faster than alone: "
-            "the 1VM run queues on the same two locks. The rest is the 40 % of the run before the "
-            "vCPUs are bound (dedup_balloon_done_pct), spent at the 2VM speed",
+            "model result 58 % (seed 79.6 %): the seed's ballooned dedup runs in 0.65x its 1VM time "
+            "(3.2 x (1 - 0.796)), faster on 6 pCPUs than alone on 12; the model's takes 1.41x its 1VM "
+            "time (16.4 against 11.6 s of seed time). Started ballooned (6 vCPUs each, bound) it "
+            "takes 1.01x, no faster than alone: the 1VM run queues on the same two locks. The rest "
+            "is the 40 % of the run before the vCPUs are bound (dedup_balloon_done_pct), spent at "
+            "the 2VM speed",
         "streamcluster_reduction_pct":
-            "the 2VM/1VM ratio is fitted (2.42, seed 2.6), but the seed's ballooned streamcluster runs "
-            "in 1.50x its 1VM time, faster than half the 1VM speed; the model's takes 1.80x, and "
-            "1.80x also when started ballooned (vips and swaptions: model 1.83x and 1.77x, seed "
-            "1.88x and 1.74x, both hold). Guest scalability at 12 vCPUs is not modelled",
-        "average_reduction_pct":
-            "the mean of the four (55, 45, 31, 26 %); dedup's and streamcluster's shortfalls (see "
-            "there) pull it below the seed's 52.9 %",
+            "model result 30.4 % (seed 42.4 %): the 2VM/1VM ratio is fitted (2.58, seed 2.6), but the "
+            "seed's FlexCore streamcluster runs in 1.50x its 1VM time, faster than half the 1VM "
+            "speed; the model's takes 1.79x (114.3 against 63.8 s of seed time), and 1.77x when "
+            "started ballooned: at 12 dedicated vCPUs the model's streamcluster is nearly all useful "
+            "work, so 6 vCPUs cannot beat half its speed. Guest scalability at 12 vCPUs is not "
+            "modelled",
         "dedup_kernel_fc_pct_of_2vm":
-            "model result 37 % (seed 9.7 %): the critical sections are fixed kernel work (105 µs "
+            "model result 33 % (seed 9.7 %): the critical sections are fixed kernel work (105 µs "
             "twice per iteration, which Fig. 1's kernel ratio needs) and ballooned they add native "
-            "spin on the still contended locks: started ballooned the run's kernel time is 0.72x "
-            "the 1VM's, the FlexCore run's 1.27x (the first 40 % at the 2VM's rate). The seed's "
-            "9.7 % is 0.36x its 1VM kernel time (3.7 x 0.097), so the seed's dedup at 12 vCPUs "
-            "wastes kernel time that the model's 1VM run does not (guest scalability)",
+            "spin on the still contended locks; the FlexCore run spends its first 40 % at the 2VM's "
+            "rate. The seed's 9.7 % is 0.36x its 1VM kernel time (3.7 x 0.097), so the seed's dedup "
+            "at 12 vCPUs wastes kernel time that the model's 1VM run does not (guest scalability)",
         "vips_kernel_fc_pct_of_2vm":
-            "model result 14.5 % (seed 11.1 %): started ballooned vips's kernel time is 0.82x its "
-            "1VM's (11 % of the 2VM's), but the FlexCore run spends its first 28 % unballooned "
-            "(vips_balloon_done_pct: the 3 s window, then the hotplug), at 7.5x the 1VM's kernel "
-            "rate, and ends at 1.08x",
+            "model result 21 % (seed 11.1 %): the FlexCore run spends its first 6.5 s (30 % of a "
+            "21.6 s run: the 3 s window, then the 3.5 s hotplug) at the 2VM's kernel rate, 8.2x the "
+            "1VM's, which alone is 1.3x the 1VM's kernel time (13 % of the 2VM's); the ballooned "
+            "rest adds 0.5x. The seed's 11.1 % in all (0.97x its 1VM kernel time) leaves no room "
+            "for such a phase: its applications contend less before the ballooning (§3: 'before "
+            "vCPU ballooning ... not much coordination'), which the model's workers, contending "
+            "from the start, do not (see flexcore-fig7 swaptions_balloon_done_pct)",
+        "swaptions_kernel_fc_pct_of_2vm":
+            "model result 15.4 % (seed 10.7 %): as vips, the 6.5 s before the binding (11 % of the "
+            "run) at the 2VM's kernel rate (8.8x the 1VM's) add 0.67x the 1VM's kernel time, the "
+            "ballooned rest 0.68x",
         "streamcluster_kernel_fc_pct_of_2vm":
             "as dedup: the seed's 6.6 % is 0.42x its 1VM kernel time (6.3 x 0.066); the model's "
-            "ballooned kernel time is 0.88x the 1VM's (started ballooned) and 0.89x in the FlexCore "
-            "run",
+            "FlexCore run's kernel time is 1.06x the 1VM's: the 6.6 s before the binding add 0.27x "
+            "(at the 2VM's rate), the ballooned rest 0.79x",
         "dedup_balloon_done_pct":
             "model result 40 % (seed 'nearly 25 %'): the control centre judges over a full 3 s "
             "window (§3.1), so it decides at its 3 s check, and the parallel hotplug takes 3.5 s "
-            "(§3.2) plus its real-time waits (vCPU 0 must run to take the request, each outgoing "
-            "vCPU must reach a preemptible point), which at the time scale add about 0.5-1 s: "
-            "bound at 7.0-7.5 s. dedup's FlexCore run stands for only ~18 s of seed time (time scale "
-            "30, fitted to Table 1's 2VM count), so this is 40 % of it; the seed gives no run "
-            "length. Not fitted (a with-FlexCore number)",
+            "(§3.2): bound at 6.5-6.7 s of seed time, in every run. dedup's FlexCore run lasts only "
+            "about 16 s of seed time (its length is fitted to Table 1's 2VM count: a 40 s 2VM run), "
+            "so that is 40 % of it; the seed gives no run length. Not fitted (a with-FlexCore number)",
         "swaptions_balloon_done_pct":
-            "model result 13 %: decided at the 3 s check (the first with a full window, §3.1), "
-            "bound at 8.4-8.6 s of a 66 s run. The seed's 'nearly 25 %' with its 'approximately "
+            "model result 11 %: decided at the 3 s check (the first with a full window, §3.1), "
+            "bound at 6.5-6.6 s of a 60.6 s run. The seed's 'nearly 25 %' with its 'approximately "
             "500 kHz' before ballooning and Table 1 (8.13e7 PLE exits in a ~160 s 2VM run, 2.19e7 "
             "with FlexCore) puts its ballooning some 25-40 s into the run, far later than a 3 s "
             "window plus a 3.5 s hotplug; the seed's applications start with lighter phases (§3: "
             "'before vCPU ballooning ... not much coordination'). The model's workers have none "
-            "(adding one would be fitting to a FlexCore number). Also, each 3 s window is only "
-            "6.4 ms of simulated time, less than one host-scheduler slice: a vCPU is dispatched "
-            "about once in it, so its first few PLE exits already mark it contended",
+            "(adding one would be fitting to a FlexCore number)",
         "streamcluster_balloon_done_pct":
-            "as swaptions: decided at 3 s, bound at 15.4-15.5 s of a 146-149 s run (10.5 %); at time "
-            "scale 1001 the hotplug's real-time waits (about 9 ms simulated) add some 9 s of seed "
-            "time to its 3.5 s",
+            "as swaptions: decided at 3 s, bound at 6.5-6.7 s of a 114.3 s run (5.8 %)",
     },
     "flexcore-table1": {
+        "the PLE rate after ballooning is at least 10× lower than before, for every application":
+            "holds for vips, swaptions and streamcluster (45-175x lower); dedup's falls only 2.8x "
+            "(2,419 -> 860 kHz): ballooned, its 12 workers queue on the two kernel locks (105 µs "
+            "sections of the joint Fig. 1 + Fig. 2 fit), and each waiter exits every ~3 µs (fixed "
+            "4096-cycle window). The seed's dedup (98 % fewer PLE exits) spreads its kernel work "
+            "over more locks",
         "dedup_ple_flexcore_1e6":
             "after ballooning dedup still spins on its two contended locks (105 µs sections, fitted "
-            "to Fig. 1 with Fig. 2): 863 kHz of PLE exits on dedicated pCPUs, and the 40 % of the "
-            "run before the binding at the 2VM's 2,358 kHz: 15x the seed's count",
-        "dedup_ple_reduction_pct":
-            "follows from dedup_ple_flexcore_1e6 (the 2VM count is fitted): 70 % fewer, seed 98 %",
-        "vips_ple_flexcore_1e6":
-            "the 2VM runs exit little in their first few seconds of seed time (the first host "
-            "slices: the swaptions 2VM run exits at 0-14 kHz for its first 7 s, 15 ms simulated, "
-            "then at 0.5-3 MHz), so the control centre's decision at 3 s and the binding at 7-8 s "
-            "come before most of the contention; in the seed most of FlexCore's exits come from the "
-            "first quarter of the run (§4.4), and its ballooning comes later (see flexcore-fig7 "
+            "to Fig. 1 with Fig. 2): 860 kHz of PLE exits on dedicated pCPUs, and the 40 % of the "
+            "run before the binding at the 2VM's 2,419 kHz: 13x the seed's count",
+        "swaptions_ple_flexcore_1e6":
+            "the model balloons at 6.5 s of seed time (3 s window, 3.5 s hotplug) and exits little "
+            "after it (5 kHz), so FlexCore's count is about the 2VM rate (941 kHz) times 5.4 s: "
+            "5.1e6. The seed's 2.19e7 ('most PLEs are triggered before vCPU ballooning', §4.4) "
+            "needs some 20-40 s of 2VM contention before its ballooning (see flexcore-fig7 "
             "swaptions_balloon_done_pct)",
-        "swaptions_ple_flexcore_1e6": "as vips; after ballooning the model's swaptions exits at 4 kHz",
-        "streamcluster_ple_flexcore_1e6": "as vips",
+        "streamcluster_ple_flexcore_1e6":
+            "as swaptions: bound at 6.5 s, 943 kHz before and 11 kHz after: 6.0e6 against the "
+            "seed's 3.61e7",
         "swaptions_ple_reduction_pct": "follows from swaptions_ple_flexcore_1e6 (the 2VM count is fitted)",
-        "streamcluster_ple_reduction_pct": "follows from streamcluster_ple_flexcore_1e6",
         "swaptions_ple_rate_before_khz":
             "the 2VM rate follows from the spin and IPI waiting at the Fig. 1 fit: with Linux 3.13's "
             "fixed 4096-cycle window (2.2 µs) a waiting vCPU exits about every 3 µs. The seed's "
             "'approximately 500 kHz' is a round figure (with Table 1's 8.13e7 it would mean a 160 s "
             "run)",
-        "the PLE rate after ballooning is at least 10× lower than before, for every application":
-            "holds for vips, swaptions and streamcluster (53-225x lower); dedup's falls only 2.7x "
-            "(2,358 -> 863 kHz): ballooned, its 12 workers queue on the two kernel locks (105 µs "
-            "sections of the joint Fig. 1 + Fig. 2 fit), and each waiter exits every ~3 µs (fixed "
-            "4096-cycle window). The seed's dedup (98 % fewer PLE exits) spreads its kernel work "
-            "over more locks",
         "swaptions_ple_rate_after_khz":
-            "after ballooning the model's swaptions waits only on native contention of 5 µs sections, "
+            "after ballooning the model's swaptions waits only on native contention of 6 µs sections, "
             "which seldom outlasts the 2.2 µs window; the seed's 'approximately 10 kHz' needs longer "
             "native waits",
     },
@@ -383,21 +380,30 @@ GAPS: dict[str, dict[str, str]] = {
             "the 10 s reset: the 3-vCPU VM gets nothing for 600 ms, then 3.5x its share). Over 1 s "
             "windows the mean |lag| is 34-58 % with 4-8 VMs, against credit's steady 39-47 %; the "
             "run's average nets the swings out to a value that depends on where the run cuts them "
-            "(5-8 VMs: 3.9-8.4 % over 10 s, at most 3.8 % over 30 s, 4.0 % over 60 s; the hogs have "
-            "no randomness, seeds 1-4 give identical lags). The slides give neither the run length "
-            "nor the interval the relative lag is taken over",
+            "(5-8 VMs: 3.9-8.4 % over 10 s, at most 3.8 % over 30 s, 4.0 % over 60 s). The hogs "
+            "have no randomness: seeds 1-8 give identical lags, so there is no seed noise to average "
+            "over; the noise is where the run cuts the swing: with the run ending anywhere from 15 "
+            "to 25 s the 5-VM value lies between 2.0 and 5.6 %, the 7-VM one between 3.7 and 7.2 %. "
+            "Credit's own mechanics limit it too: with static weights in the ideal ratio (1/vCPUs, "
+            "no FlexW) credit gives 0.15 % with 4 VMs but 3.6 % with 5 and 7.1 % with 7 (the "
+            "1-vCPU VMs get 2-14 % less than GPS), so matching GPS takes weights beyond the "
+            "ideal ratio. The slides give neither the run "
+            "length nor the interval the relative lag is taken over",
     },
     "flex-parallel": {
         "mix_flex_gain_over_balance_pct":
-            "model result, mean over seeds 1-8: 38.2 %, 0.2 points above the band (as a reduction "
-            "of balance+cap's time, 1 - 6.25/8.64, it is 27.7 %; the slides do not say which, nor "
-            "whether the mean completion, the makespan or per-VM runtimes). Balance+cap (balance "
-            "over cfs, each VM capped at its 4/3-pCPU fair share by CFS bandwidth control) finishes "
-            "the VMs in 8.64 s on average (sd 0.08), Flex in 6.25 s (sd 0.41; per seed 25.7-52.8 "
-            "%). The caps leave 33 % of the host idle while vCPUs wait and delay the 4-vCPU VM most "
-            "(12.5 s against Flex's 7.9 s), the 3-vCPU VM 8.3 vs 6.9 s, the 2-vCPU VM 5.2 vs 3.9 s. "
-            "The slides give neither the mix's VMs nor the cap values; the model leaves out the "
-            "'CO' of 'balance+cap+CO' and Flex's ~1 % overhead"
+            "model result, mean over seeds 1-8: 39.7 % (balance+cap 8.64 s, Flex 6.19 s), 1.7 "
+            "points above the band; as a reduction of balance+cap's time it would be 28 %, but the "
+            "paper's abstract counts its gains as ratios ('up to 10x'). Balance+cap here is the "
+            "cited work's own (balance over cfs with a whole-VM CFS bandwidth quota, Sukwong & "
+            "Kim's KVM host). Over credit with credit's per-vCPU cap "
+            "(mix_flex_gain_over_balance_credit_pct) it stalls: csched_acct parks each capped vCPU "
+            "on its own, the parked vCPU's siblings spin at the next barrier (up to 100 ms) and "
+            "burn their credit, so the 4-vCPU VM spends 97 % of its CPU time spinning and finishes "
+            "at 133-166 s (gain 884 %). The slides give neither the host nor the NAS phase lengths "
+            "between barriers (the model's: 1 ms), and the 'CO' of 'balance+cap+CO' (if "
+            "co-scheduling, it would park siblings together) is not modelled; the headline stays "
+            "on the cited work's host for that textual reason alone"
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
     "dp-stream": {
@@ -453,24 +459,21 @@ GAPS: dict[str, dict[str, str]] = {
             "shootdown's call data, and the seed gives no figure for the latter",
     },
     "vmkit-polling": {
-        "with polling, 2 vCPUs build slower than 1": "model result 0.622 of the 1-vCPU time "
-            "(0.49 with a physical IPI), make -j4 on every VM as in §7.2 (5319 compiles fitted "
-            "to the 1-vCPU 157 s). Polling delays every vIPI to a halted vCPU until its VMM's "
-            "next 80 ms time slice (seed §6.1, §6.3; hv/vipi.rs), and each compile runs through "
-            "Kbuild's recipe (sh, gcc, cc1, as, fixdep, rm, mv: scripts/Makefile.build "
-            "rule_cc_o_c), whose forks, execs and exits place and wake processes across the "
-            "vCPUs; the guest balances every new process at fork and at exec as Linux 2.6.32 "
-            "does (guest/forkexec.rs: sched_fork, sched_exec, find_idlest_group). But four job "
-            "slots keep both vCPUs busy nearly always, so few wake-ups find a halted vCPU: 186 "
-            "polled vIPIs in the 97.7 s build (mean 40 ms), and 1.46 million pause-loop exits "
-            "of shootdown senders spinning for a halted target's polled acknowledgement, at "
-            "VMkit's exit round trip (Table 1). Steps: make -j2 0.72; make -j4 0.584; with "
-            "fork/exec balancing 0.589; with VMkit's exit cost 0.622. The seed's Bash script "
-            "stages (§7.2, §7.3.5), where a lone shell forks onto the halted vCPU (a 200-program "
-            "stage is 190 times slower than on 1 vCPU, sim/vmkit_tests.rs), have no amount to "
-            "model",
-        "kbuild_2vcpu_over_1vcpu_polling": "as the claim: with four job slots on two vCPUs few "
-            "wake-ups find a halted vCPU, and the script stages that would are not in the model",
+        "kbuild_2vcpu_over_1vcpu_polling": "model result 1.35 of the 1-vCPU time (212 s against "
+            "157 s; 0.49 with a physical IPI), make -j4 as in §7.2 with Kbuild's serial stages "
+            "counted from the Linux 3.7 sources (vmkit.py KBUILD_*: 343 processes before the "
+            "first object directory, the makefiles' try-run probes read three times, "
+            "silentoldconfig and prepare0; 136 after the last, link-vmlinux.sh and the bzImage). "
+            "Polling delays every vIPI to a halted vCPU until its VMM's next 80 ms time slice "
+            "(seed §6.1, §6.3; hv/vipi.rs): in those stages make or a shell runs one program at "
+            "a time, fork balancing puts each child on the halted vCPU and exec balancing moves "
+            "it back (Linux 2.6.32 sched_fork, sched_exec, guest/forkexec.rs), and about one TLB "
+            "flush per process waits for the halted lazy vCPU's polled acknowledgement (483 "
+            "vIPIs, mean 78 ms, in a build of the stages and 4 compiles), so each of the 479 "
+            "processes costs about three time slices (the stages add 116 s polled, 0.8 s on 1 "
+            "vCPU or with a physical IPI); the parallel phase alone gives about 0.6. Four times "
+            "the 1-vCPU time (628 s) would need about 2,200 such processes, 4.6 times what the "
+            "sources give. Before the serial stages: 0.622",
     },
     "vmkit-table10-11": {
         "hackbench_aff_offset_15_30": "model result 0.81 against the seed's 1.15 (the direction "

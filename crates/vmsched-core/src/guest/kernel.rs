@@ -13,7 +13,8 @@
 //!   running spinner take a free lock. Native qspinlock is FIFO as a ticket lock is (pending
 //!   waiter, then the MCS queue in order; the fast path needs the whole lock word zero:
 //!   `kernel/locking/qspinlock.c queued_spin_lock_slowpath`), so both share one model; they
-//!   differ in cache traffic (all ticket waiters poll one line), which is not modelled. A pv
+//!   differ in cache traffic: all ticket waiters poll one line, so a ticket hand-off grows with
+//!   the running waiters (`guest::ticket`), a queued one does not. A pv
 //!   qspinlock (hybrid queued/unfair) is modelled in `guest::paravirt`. Critical sections run with guest preemption disabled,
 //!   but the hypervisor may still preempt the vCPU (lock-holder preemption);
 //! - `smp_call_function_many` with wait: the sender spins (preemption off) until every target
@@ -459,7 +460,8 @@ impl World {
                 Activity::PvWait { since, .. } => (since, true),
                 _ => (self.now(), false),
             };
-            self.set_act(w, Activity::LockGranted { lock, left: self.costs.lock_handoff_ns, since });
+            let polls = if self.vms[vm].locks[lock].kind == SpinlockKind::Ticket { self.ticket_poll_ns(t, w, lock) } else { 0 };
+            self.set_act(w, Activity::LockGranted { lock, left: self.costs.lock_handoff_ns + polls, since });
             if halted {
                 let kicker = self.running_cur(t);
                 self.pv_kick(kicker, w);

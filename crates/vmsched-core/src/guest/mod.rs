@@ -11,4 +11,5 @@ pub mod paravirt;
 pub mod program;
 pub mod requests;
 pub mod resched;
+pub mod ticket;
 pub mod workloads;

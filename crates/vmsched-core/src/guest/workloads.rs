@@ -8,7 +8,7 @@
 //! | `forkbench` | fork a child that exits at once, wait, repeat | seed 004 §7.2 |
 //! | `hackbench` | groups of senders and receivers over pipes | seed 004 §7.2; Linux `hackbench` |
 //! | `rambench` | traverse a shuffled linked list / sequential array, memory-bound | seed 004 §7.2 |
-//! | `kbuild` | `make -jN`: each compile run through Kbuild's recipe (sh, gcc, cc1, as, fixdep, rm, mv) | seed 004 §7.2; Linux scripts/Makefile.build `rule_cc_o_c` |
+//! | `kbuild` | `make -jN`: each compile run through Kbuild's recipe (sh, gcc, cc1, as, fixdep, rm, mv); optionally Kbuild's serial stages before and after the compiles | seed 004 §7.2; Linux scripts/Makefile.build `rule_cc_o_c`, top-level Makefile `prepare`, scripts/link-vmlinux.sh |
 //! | `stream` | STREAM-like array kernels, optionally with a barrier per iteration; bandwidth per thread | seed 003 §2.3, §5; McCalpin STREAM |
 //! | `epcc` | EPCC OpenMP syncbench: barrier, reduction or critical loops against a serial reference; overhead per construct | seed 003 §5; EPCC syncbench.c; libgomp team.c, bar.c |
 //! | `imb` | Intel MPI Benchmarks Sendrecv / Exchange between single-threaded ranks over sockets; MB/s | seed 003 §5; IMB user guide; MPICH2 ch3:sock |
@@ -225,6 +225,24 @@ pub struct KbuildParams {
     /// Run time of the assembler per compile. Estimate: a tenth of the mean compile.
     #[serde(default = "d_as_us")]
     pub as_us: f64,
+    /// Kbuild's serial stages (seed 004 §7.2: "Some parts of the compilation consist of Bash
+    /// scripts ... many short running processes are created during these stage"): before the
+    /// first object directory (the top Makefile's `$(shell)` and `try-run` probes, `prepare`)
+    /// and after the last (`scripts/link-vmlinux.sh`, the bzImage), make or a shell it started
+    /// runs programs one after another with nothing beside them. `prepare_programs` and
+    /// `link_programs` are the short ones (`helper_us` each); `prepare_compiles` and
+    /// `link_compiles` the long ones (a compile's `compile_us` each: cc1 of a whole file, the
+    /// `ld` of vmlinux, `conf`, `modpost`, `gzip`). Default 0: no serial stage. When any is
+    /// set, one more process (the top-level make) runs them, and the job slots start after
+    /// the first stage and the second starts after every job slot is done.
+    #[serde(default)]
+    pub prepare_programs: u64,
+    #[serde(default)]
+    pub prepare_compiles: u64,
+    #[serde(default)]
+    pub link_programs: u64,
+    #[serde(default)]
+    pub link_compiles: u64,
 }
 fn d_helper_us() -> f64 {
     1000.0
@@ -594,25 +612,55 @@ pub fn rambench(p: &RambenchParams) -> Vec<ThreadGroupSpec> {
 /// (`$(MAKE) -f scripts/Makefile.build obj=...`) sharing the jobserver, so the job slots are
 /// separate single-threaded processes, each forking compilers and waiting for them (wait4).
 /// Fork and exit flush address spaces (`guest::mm`); a make woken on a busy vCPU preempts
-/// it with a reschedule IPI (`guest::resched`).
-pub fn kbuild(vcpus: u32, p: &KbuildParams) -> Vec<ThreadGroupSpec> {
+/// it with a reschedule IPI (`guest::resched`). With serial stages (`prepare_*`, `link_*`) a
+/// top-level make runs the first, releases the job slots (a barrier: make starts the
+/// directory builds only when `prepare` is done, top Makefile `$(vmlinux-dirs): prepare
+/// scripts`), waits for all of them (`vmlinux: ... $(vmlinux-deps)`) and runs the second.
+pub fn kbuild(vcpus: u32, p: &KbuildParams, tag: &str) -> Vec<ThreadGroupSpec> {
     let jobs = p.jobs.unwrap_or(vcpus).max(1);
     let per_job = (p.units + jobs as u64 - 1) / jobs as u64;
-    (0..jobs)
-        .map(|_| ThreadGroupSpec {
-            threads: 1,
-            program: vec![OpSpec::Loop {
-                count: per_job,
-                body: vec![compute(DurationUs::fixed(p.make_us), 0.0), p.compile_op()],
-            }],
-            affinity: None,
-            bind: false,
-            working_set_kib: Some(2048),
-        })
-        .collect()
+    let mut slot = vec![OpSpec::Loop { count: per_job, body: vec![compute(DurationUs::fixed(p.make_us), 0.0), p.compile_op()] }];
+    let make = |program: Vec<OpSpec>| ThreadGroupSpec {
+        threads: 1,
+        program,
+        affinity: None,
+        bind: false,
+        working_set_kib: Some(2048),
+    };
+    let mut groups = Vec::new();
+    if p.has_serial_stages() {
+        let bar = |name: &str| OpSpec::Barrier { barrier: format!("{tag}.{name}"), parties: jobs + 1, spin_us: 0.0 };
+        slot.insert(0, bar("prepared"));
+        slot.push(bar("linked"));
+        let mut top = p.serial_stage(p.prepare_programs, p.prepare_compiles);
+        top.extend([bar("prepared"), bar("linked")]);
+        top.extend(p.serial_stage(p.link_programs, p.link_compiles));
+        groups.push(make(top));
+    }
+    groups.extend((0..jobs).map(|_| make(slot.clone())));
+    groups
 }
 
 impl KbuildParams {
+    pub fn has_serial_stages(&self) -> bool {
+        self.prepare_programs + self.prepare_compiles + self.link_programs + self.link_compiles > 0
+    }
+
+    /// A serial stage: `programs` short processes, then `compiles` long ones, each forked,
+    /// exec'd and waited for by the lone parent (flat: a nested `sh -c` → `gcc` → `cc1` chain
+    /// has as many forks, execs and exits, each waking its parent).
+    fn serial_stage(&self, programs: u64, compiles: u64) -> Vec<OpSpec> {
+        let run = |us: DurationUs, mem: f64| OpSpec::Fork { body: vec![compute(us, mem)], share_mm: false, wait: true, exec: true };
+        let mut ops = Vec::new();
+        if programs > 0 {
+            ops.push(OpSpec::Loop { count: programs, body: vec![run(DurationUs::fixed(self.helper_us), 0.0)] });
+        }
+        if compiles > 0 {
+            ops.push(OpSpec::Loop { count: compiles, body: vec![run(self.compile_us.clone(), 0.2)] });
+        }
+        ops
+    }
+
     /// What make forks for one object file: the compiler, or Kbuild's recipe around it.
     fn compile_op(&self) -> OpSpec {
         // Every process of the recipe is a fork and an exec (sh, gcc, cc1, as, fixdep, rm, mv).

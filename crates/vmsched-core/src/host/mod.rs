@@ -49,6 +49,16 @@ pub struct CostParams {
     pub dpci_tasklet_ns: Ns,
     /// Lock hand-off: the cache-line transfer from releaser to next owner. Estimate.
     pub lock_handoff_ns: Ns,
+    /// Ticket spinlock release: one polling waiter's re-read of the invalidated lock line when
+    /// it runs on the releaser's socket, in cycles of `cpu_ghz`; the hand-off grows by half the
+    /// polling waiters' re-reads (`guest::ticket`, Boyd-Wickizer et al. 2012 §4: `s + c·k/2`).
+    /// 0 = not modelled. Source: Levinthal, Intel Core i7 / Xeon 5500 Performance Analysis
+    /// Guide (2009) p. 22: L3 hit on a line modified in another core, ~75 cycles (40 ns at
+    /// seed 000's 1.86 GHz Xeon E7-4807).
+    pub ticket_transfer_cycles: u64,
+    /// As `ticket_transfer_cycles` for a waiter on another socket. Source: the same table's
+    /// remote L3 access, ~100-300 cycles; its middle, 200 (108 ns at 1.86 GHz).
+    pub ticket_transfer_remote_cycles: u64,
     /// Coherence misses of one operation on a pipe or socket whose shared state (queue lock
     /// and list, wait queue, the writer's buffer accounting, the woken reader's runqueue) was
     /// last written on another pCPU (`guest::channel`). 0 = not modelled. The seed's host:
@@ -89,6 +99,8 @@ impl Default for CostParams {
             irq_handler_ns: 2_000,
             dpci_tasklet_ns: 1_000,
             lock_handoff_ns: 100,
+            ticket_transfer_cycles: 75,
+            ticket_transfer_remote_cycles: 200,
             channel_transfer_ns: 0,
             cache_refill_ns_per_mib: 100_000,
             cache_evict_tau_ns: 3_000_000,

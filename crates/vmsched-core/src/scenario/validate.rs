@@ -648,7 +648,7 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             check_us(&format!("{wp}.make_us"), kb.make_us)?;
             check_us(&format!("{wp}.helper_us"), kb.helper_us)?;
             check_us(&format!("{wp}.as_us"), kb.as_us)?;
-            Ok((n, None))
+            Ok((n + kb.has_serial_stages() as u64, None))
         }
         WorkloadSpec::Stream(st) => {
             let n = opt_threads(format!("{wp}.threads"), st.threads, vcpus)?;

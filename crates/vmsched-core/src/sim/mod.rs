@@ -133,7 +133,7 @@ fn expand(vm_vcpus: u32, w: &WorkloadSpec, tag: &str, mem: &workloads::MemoryMod
         WorkloadSpec::Forkbench(p) => workloads::forkbench(p),
         WorkloadSpec::Hackbench(p) => workloads::hackbench(p, tag),
         WorkloadSpec::Rambench(p) => workloads::rambench(p),
-        WorkloadSpec::Kbuild(p) => workloads::kbuild(vm_vcpus, p),
+        WorkloadSpec::Kbuild(p) => workloads::kbuild(vm_vcpus, p, tag),
         WorkloadSpec::Server(p) => workloads::server(vm_vcpus, p, tag),
         WorkloadSpec::Stream(p) => workloads::stream(vm_vcpus, p, tag, mem),
         WorkloadSpec::Epcc(p) => workloads::epcc(vm_vcpus, p, tag),

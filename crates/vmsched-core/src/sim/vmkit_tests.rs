@@ -479,3 +479,42 @@ fn exec_balancing_moves_a_child_queued_behind_its_parent() {
     assert!(exec > 0.5, "exec'ing children on the other vCPU: {exec}");
     assert!(plain < 0.1, "children without exec on the other vCPU: {plain}");
 }
+
+// ---- Kbuild's serial stages ----
+
+/// `make -j4` of `units` compiles of 1 ms (compiler only) with the given serial stages on
+/// `vcpus` vCPUs.
+fn staged_build(vcpus: u32, delivery: &str, stages: &str) -> Results {
+    run(&kbuild(vcpus, delivery, &format!("jobs = 4\nunits = 200\ncompile_us = 1000\nrecipe = false\nhelper_us = 500\n{stages}")))
+}
+
+/// Seed 004 §7.2 ("Some parts of the compilation consist of Bash scripts"): Kbuild's serial
+/// stages run before the job slots start and after they all end, one program at a time. On one
+/// vCPU they add their programs' work; with a physical IPI, two vCPUs run them about as fast as
+/// one; polled, every program's hand-off to and from the other vCPU waits for a time slice.
+#[test]
+fn kbuild_serial_stages_run_alone_and_polling_stretches_each_program() {
+    let stages = "prepare_programs = 40\nprepare_compiles = 2\nlink_programs = 20\nlink_compiles = 2";
+    let one_plain = done_ms(&staged_build(1, "ipi", ""));
+    let one = staged_build(1, "ipi", stages);
+    let (t1, t1p) = (done_ms(&one), one_plain);
+    // 60 programs of 0.5 ms and 4 compiles of 1 ms, each with its fork, exec and exit.
+    let work_ms = 60.0 * 0.5 + 4.0 * 1.0;
+    eprintln!("1 vCPU: without stages {t1p:.1} ms, with {t1:.1} ms");
+    assert!((work_ms..work_ms * 1.5).contains(&(t1 - t1p)), "stages add {:.1} ms, their work is {work_ms} ms", t1 - t1p);
+    // The stages' programs are 64 more processes, children of one more: the top-level make.
+    let threads = |stages: &str| {
+        let text = kbuild(1, "ipi", &format!("jobs = 4\nunits = 200\ncompile_us = 1000\nrecipe = false\nhelper_us = 500\n{stages}"));
+        let mut sim = Simulation::new(&from_toml_str(&text).expect("parses"), &Overrides { check: true, ..Default::default() }).expect("builds");
+        sim.run().expect("no invariant violated");
+        sim.w.threads.len()
+    };
+    assert_eq!(threads(stages), threads("") + 1 + 64);
+    let ipi = done_ms(&staged_build(2, "ipi", stages)) - done_ms(&staged_build(2, "ipi", ""));
+    let polled = done_ms(&staged_build(2, "polling", stages)) - done_ms(&staged_build(2, "polling", ""));
+    eprintln!("2 vCPUs, stages add: ipi {ipi:.1} ms, polling {polled:.1} ms");
+    // Run alone, before and after the job slots: the second vCPU hides none of their work.
+    assert!((0.8 * (t1 - t1p)..1.3 * (t1 - t1p)).contains(&ipi), "ipi: stages add {ipi:.1} ms on 2 vCPUs, {:.1} on 1", t1 - t1p);
+    // Polled, each of the 64 programs waits for at least one 80 ms time slice.
+    assert!(polled > 64.0 * 80.0, "polling: stages add {polled:.1} ms");
+}

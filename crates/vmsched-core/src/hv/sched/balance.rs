@@ -1,5 +1,6 @@
 //! Balance scheduling (Sukwong & Kim, EuroSys 2011, "Is co-scheduling too expensive for SMP
-//! VMs?"): CFS with the placement constraint that two sibling vCPUs of a VM never share a
+//! VMs?"): a host scheduler (CFS, as in the paper's KVM, or Xen credit with `host =
+//! "credit"`) with the placement constraint that two sibling vCPUs of a VM never share a
 //! pCPU's runqueue (running or queued there).
 //!
 //! Models (reference/related-work.md §3.8; seed 004 §"related work" [SK11]):
@@ -12,7 +13,13 @@
 //!   over runqueues only makes it likely that they run together, and rules out "vCPU
 //!   stacking" (a lock waiter queued behind its lock holder on one pCPU);
 //! - all other behaviour is CFS's (`cfs.rs`): vruntime order, per-VM shares, wake-up
-//!   preemption, PLE + directed yield, and its parameters.
+//!   preemption, PLE + directed yield, and its parameters;
+//! - `host = "credit"`: the same rule over Xen credit (`credit.rs`, every credit parameter
+//!   applies, caps included: a capped VM's units are parked as `csched_acct` parks them). For
+//!   a Xen testbed that compares against balance scheduling (seed 002, "Scheduling strategies
+//!   for comparison: Xen default credit scheduler, Balance+cap+CO [Sukwong-Eurosys11]" beside
+//!   "Implement Flex in Xen's credit scheduler"): the rule is an affinity, and credit places,
+//!   steals and moves units only within `SchedView::allowed`, so it applies unchanged.
 //!
 //! Leaves out: the paper's patch details beyond the affinity rule. When the rule leaves a vCPU
 //! no allowed pCPU (more runnable siblings than pCPUs, or pinning), its configured affinity
@@ -20,20 +27,49 @@
 
 use super::forward_hooks;
 use super::cfs::Cfs;
+use super::credit::Credit;
 use super::{Decision, HvScheduler, Params, Reason, SchedView};
 use crate::scenario::ScenarioError;
 use crate::sim::state::{PcpuId, RunState, VcpuId};
 #[cfg(test)]
 use crate::engine::NS_PER_MS;
 
-pub struct Balance {
-    inner: Cfs,
+/// A host scheduler balance scheduling can constrain: it keeps per-pCPU runqueues and places
+/// vCPUs only within `SchedView::allowed`.
+pub trait BalanceHost: HvScheduler {
+    /// The pCPU whose runqueue `v` is queued on, if it is queued.
+    fn queued_on(&self, v: VcpuId) -> Option<PcpuId>;
+}
+
+impl BalanceHost for Cfs {
+    fn queued_on(&self, v: VcpuId) -> Option<PcpuId> {
+        Cfs::queued_on(self, v)
+    }
+}
+
+impl BalanceHost for Credit {
+    fn queued_on(&self, v: VcpuId) -> Option<PcpuId> {
+        Credit::queued_on(self, v)
+    }
+}
+
+pub struct Balance<S: BalanceHost = Cfs> {
+    inner: S,
     fallbacks: u64,
 }
 
-impl Balance {
-    pub fn from_params(p: &mut Params, directed_yield: bool) -> Result<Self, ScenarioError> {
-        Ok(Balance { inner: Cfs::from_params(p, directed_yield)?, fallbacks: 0 })
+/// `balance` with its host scheduler (`hypervisor.params.host`: `"cfs"`, the default, or
+/// `"credit"`).
+pub fn build(p: &mut Params, directed_yield: bool) -> Result<Box<dyn HvScheduler>, ScenarioError> {
+    Ok(match p.choice("host", "cfs", &["cfs", "credit"])? {
+        "credit" => Box::new(Balance::over(Credit::from_params(p)?)),
+        _ => Box::new(Balance::over(Cfs::from_params(p, directed_yield)?)),
+    })
+}
+
+impl<S: BalanceHost> Balance<S> {
+    pub fn over(inner: S) -> Self {
+        Balance { inner, fallbacks: 0 }
     }
 
     /// The pCPU whose runqueue holds `v` (running there or queued), if any.
@@ -76,7 +112,7 @@ impl Balance {
     }
 
     /// Run `f` on CFS with the sibling-excluding affinities.
-    fn constrained<R>(&mut self, view: &mut SchedView, wakee: Option<VcpuId>, f: impl FnOnce(&mut Cfs, &mut SchedView) -> R) -> R {
+    fn constrained<R>(&mut self, view: &mut SchedView, wakee: Option<VcpuId>, f: impl FnOnce(&mut S, &mut SchedView) -> R) -> R {
         let (masks, fell_back) = self.masks(view);
         if wakee.map_or(false, |v| fell_back[v]) {
             self.fallbacks += 1;
@@ -94,8 +130,8 @@ impl Balance {
     }
 }
 
-impl HvScheduler for Balance {
-    forward_hooks!(inner: pause_exit, vipi_pending, directed_yield, ple_grows_by_default, yield_stats, halt_polls_by_default, single_task_running, enforces_caps);
+impl<S: BalanceHost> HvScheduler for Balance<S> {
+    forward_hooks!(inner: pause_exit, vipi_pending, directed_yield, tasklet_mode, ple_grows_by_default, yield_stats, halt_polls_by_default, single_task_running, enforces_caps, set_seed);
 
     fn name(&self) -> &'static str {
         "balance"
@@ -157,7 +193,7 @@ mod tests {
         let _k = stacked_wake(&mut cfs);
         assert_eq!((cfs.queued_on(0), cfs.queued_on(1)), (Some(0), Some(0)));
         // ... balance scheduling puts the second one elsewhere.
-        let mut b = Balance::from_params(&mut Params::new(&params), true).unwrap();
+        let mut b = Balance::over(Cfs::from_params(&mut Params::new(&params), true).unwrap());
         let mut k = stacked_wake(&mut b);
         let rq = |k: &mut Kit, b: &Balance, v| k.with(|view| b.runqueue_of(view, v));
         let (r0, r1) = (rq(&mut k, &b, 0), rq(&mut k, &b, 1));
@@ -175,5 +211,63 @@ mod tests {
             }
         }
         assert_eq!(b.counters(), vec![("balance_fallbacks", 0)]);
+    }
+
+    #[test]
+    fn over_credit_siblings_never_share_a_runqueue() {
+        // Xen credit queues a woken unit on the pCPU it last ran on when no pCPU is idle
+        // (`csched_unit_wake` → `__runq_insert`), so both siblings stack on pCPU 0 ...
+        let params = BTreeMap::new();
+        let mut credit = Credit::from_params(&mut Params::new(&params)).unwrap();
+        let _k = stacked_wake(&mut credit);
+        assert_eq!((credit.queued_on(0), credit.queued_on(1)), (Some(0), Some(0)));
+        // ... and balance scheduling over credit queues the second one on the other pCPU, and
+        // keeps the siblings apart through credit's ticks, accounting, steals and slices.
+        let mut b = Balance::over(Credit::from_params(&mut Params::new(&params)).unwrap());
+        let mut k = stacked_wake(&mut b);
+        let rq = |k: &mut Kit, b: &Balance<Credit>, v| k.with(|view| b.runqueue_of(view, v));
+        let mut together = 0;
+        for t in 0..=120 {
+            if t > 0 {
+                k.advance(&mut b, t * NS_PER_MS);
+                for p in 0..2 {
+                    k.schedule(&mut b, p, Reason::Timer);
+                }
+            }
+            for vm in [0, 1] {
+                let (a, c) = (rq(&mut k, &b, 2 * vm), rq(&mut k, &b, 2 * vm + 1));
+                assert!(a.is_some() && c.is_some() && a != c, "t={t} ms: VM {vm}'s vCPUs on runqueues {a:?} {c:?}");
+                together += (k.running_on(2 * vm).is_some() && k.running_on(2 * vm + 1).is_some()) as u32;
+            }
+        }
+        // Each VM holds both pCPUs in turn: its siblings run side by side.
+        assert!(together > 0);
+        assert_eq!(b.counters()[0], ("balance_fallbacks", 0));
+    }
+
+    #[test]
+    fn the_host_scheduler_is_cfs_or_credit_and_credit_enforces_caps() {
+        let host = |h: &str| -> BTreeMap<String, toml::Value> { [("host".to_string(), toml::Value::String(h.into()))].into_iter().collect() };
+        for h in ["cfs", "credit"] {
+            let m = host(h);
+            let mut p = Params::new(&m);
+            let s = build(&mut p, true).unwrap();
+            p.finish("balance").unwrap();
+            assert_eq!(s.name(), "balance");
+            assert!(s.enforces_caps(), "{h}");
+        }
+        // Credit's own parameters pass through; CFS's are unknown to it.
+        let mut m = host("credit");
+        m.insert("tslice_ms".into(), toml::Value::Float(10.0));
+        let mut p = Params::new(&m);
+        build(&mut p, true).unwrap();
+        assert!(p.finish("balance").is_ok());
+        m.insert("sched_latency_ms".into(), toml::Value::Float(6.0));
+        let mut p = Params::new(&m);
+        build(&mut p, true).unwrap();
+        assert_eq!(p.finish("balance").unwrap_err().path, "hypervisor.params.sched_latency_ms");
+        let m = host("rr");
+        let e = build(&mut Params::new(&m), true).err().unwrap();
+        assert_eq!(e.path, "hypervisor.params.host");
     }
 }

@@ -319,7 +319,7 @@ pub fn build(name: &str, params: &BTreeMap<String, toml::Value>, directed_yield:
         "rr" => Box::new(rr::RoundRobin::from_params(&mut p)?),
         "gang" => Box::new(gang::Gang::from_params(&mut p)?),
         "relaxed_cosched" => Box::new(relaxed_cosched::RelaxedCosched::from_params(&mut p, directed_yield.unwrap_or(true))?),
-        "balance" => Box::new(balance::Balance::from_params(&mut p, directed_yield.unwrap_or(true))?),
+        "balance" => balance::build(&mut p, directed_yield.unwrap_or(true))?,
         other => {
             let known: Vec<&str> = catalog().iter().map(|c| c.0).collect();
             return Err(ScenarioError::new("hypervisor.scheduler", format!("unknown scheduler `{other}` (known: {})", known.join(", "))));
@@ -369,7 +369,7 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
         ),
         (
             "balance",
-            "balance scheduling over cfs: sibling vCPUs never share a pCPU runqueue (dynamic affinity), otherwise CFS",
+            "balance scheduling over cfs (or Xen credit: host = \"credit\"): sibling vCPUs never share a pCPU runqueue (dynamic affinity), otherwise the host scheduler",
             "Sukwong & Kim, EuroSys 2011; reference/related-work.md §3.8",
         ),
     ]
