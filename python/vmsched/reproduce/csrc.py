@@ -63,7 +63,7 @@ and its noise is the spread of that mean over the seeds.
 - So the judgement was decided by noise: CSRC's mail server at 9 tiles lay 1 % above a limit
   whose own SE was 2.7 %, and softirq tasklets' mail server hovers within one or two SE of
   its limit over five tiles, so a piecewise-linear first crossing between two of its points
-  is set by whichever point happens to poke above (over 600-3000 ms, seeds 1-8: 0.509, 0.519,
+  is set by whichever point happens to poke above (over 500-3000 ms, seeds 1-8: 0.509, 0.519,
   0.499, 0.509, 0.515 ms at 9-13 tiles against a limit of 0.498 ± 0.006). Between
   neighbouring loads CSRC's curves are close to straight (mail rises 0.038, 0.048, 0.048,
   0.064 ms per tile), so linear interpolation between whole tiles errs by about 0.001 ms, far
