@@ -21,7 +21,10 @@
 //!     (`do_tasklet`), then raises SCHEDULE_SOFTIRQ again: a second scheduler call that picks
 //!     the runqueue head (a second context switch; the interrupted vCPU went to the back of
 //!     its priority class, so often another vCPU). On an idle pCPU the first call finds the
-//!     idle vCPU already running: a scheduler call (`sched_call_ns`) and no switch;
+//!     idle vCPU already running: a scheduler call (`sched_call_ns`) and no switch. Either
+//!     way the idle vCPU runs the tasklets at BOOST priority, so the pCPU is not one of
+//!     credit's idlers meanwhile, and a vCPU woken onto it tickles an idle pCPU instead
+//!     (`hv/sched/credit.rs`, `tasklet_boost`);
 //!   - `Softirq` (seed 001 §5.2, Xen `softirq_tasklet_init`): the tasklet runs in softirq
 //!     context right after the interrupt, on the interrupted vCPU's time (hypervisor time
 //!     charged to it) or on the idle pCPU; no scheduler call, no switch.
@@ -29,9 +32,7 @@
 //!   reschedule request for it waits until the tasklets are done.
 //!
 //! Leaves out: Xen's one tasklet per domain that drains all of the domain's pending pirqs in
-//! one run (here one tasklet run per interrupt); interrupt coalescing in the NIC; the idle
-//! pCPU is still offered to wake-up placement while it runs tasklets (Xen drops it from the
-//! idlers mask), so a vCPU placed there waits for the tasklets to finish.
+//! one run (here one tasklet run per interrupt); interrupt coalescing in the NIC.
 
 use std::collections::VecDeque;
 
@@ -108,8 +109,10 @@ impl World {
                 self.start_tasklets(p, now + self.costs.world_switch_ns + tasklet_ns);
             }
             (TaskletMode::IdleVcpu, None) => {
-                // SCHEDULE_SOFTIRQ on the idle vCPU: the scheduler runs and keeps the idle vCPU.
-                self.pcpus[p].sched_calls += 1;
+                // SCHEDULE_SOFTIRQ on the idle vCPU: the scheduler runs and keeps the idle vCPU,
+                // now at BOOST for the tasklet work (4.1 `csched_schedule`), so no longer idle.
+                self.schedule(p, Reason::Tasklet);
+                debug_assert!(self.pcpus[p].cur.is_none());
                 self.start_tasklets(p, now + self.costs.sched_call_ns + tasklet_ns);
             }
         }
@@ -252,6 +255,55 @@ workloads = [{{ kind = "hog" }}]
         let (_, _, hv_soft, _) = one_interrupt("softirq");
         // Two world switches more (the switch back is charged to the vCPU when it runs).
         assert!(hv_idle >= hv_soft + 2 * 2_740 - 1, "idle-vCPU {hv_idle} ns vs softirq {hv_soft} ns");
+    }
+
+    /// Two pCPUs, Xen 4.1's credit, one pass-through 1-vCPU server VM at one request per
+    /// second: at 1 ms its vCPU is halted (last on pCPU 0) and both pCPUs idle. Returns, for
+    /// one device interrupt then (its handler wakes the vCPU, which halts again after it), the
+    /// scheduler calls and switches of each pCPU over the next 50 µs.
+    fn interrupt_on_an_idle_pcpu(tasklet: &str) -> [(u64, u64); 2] {
+        let text = format!(
+            r#"
+duration_ms = 10
+[host]
+cores_per_socket = 2
+[hypervisor]
+params = {{ tasklet = "{tasklet}", ratelimit_us = 0, load_balance_ratelimit_us = 0, wake = "xen41" }}
+[[vms]]
+vcpus = 1
+io_path = "passthrough"
+workloads = [{{ kind = "server", role = "web", rate_per_s = 1.0 }}]
+"#
+        );
+        let sc = from_toml_str(&text).expect("scenario parses");
+        let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+        s.run_until(NS_PER_MS).unwrap();
+        let before: Vec<(u64, u64)> = {
+            let w = s.world();
+            if w.vcpus[0].run != RunState::Blocked || w.vcpus[0].last_pcpu != 0 || w.pcpus.iter().any(|p| p.cur.is_some()) {
+                panic!("setup: vCPU 0 must be halted after running on pCPU 0, both pCPUs idle");
+            }
+            let now = w.now();
+            let b = w.pcpus.iter().map(|p| (p.sched_calls, p.context_switches)).collect();
+            w.device_interrupt(0, IrqWork { left_ns: 1000, action: IrqAction::Nothing, sent_at: now });
+            b
+        };
+        s.run_until(NS_PER_MS + 50 * NS_PER_US).unwrap();
+        let w = s.world();
+        assert_eq!((w.vcpus[0].last_pcpu, w.vcpus[0].run), (0, RunState::Blocked), "the woken vCPU ran on pCPU 0 and halted again");
+        [0, 1].map(|p| (w.pcpus[p].sched_calls - before[p].0, w.pcpus[p].context_switches - before[p].1))
+    }
+
+    #[test]
+    fn an_idle_vcpu_tasklet_waking_a_vcpu_on_an_idle_pcpu_tickles_the_other_idle_pcpu_for_nothing() {
+        // pCPU 0: the tasklet's call keeps the idle vCPU (now at BOOST), the call after the
+        // tasklets switches to the woken vCPU. That vCPU, queued on a busy (BOOST) pCPU,
+        // tickles the idle pCPU 1, which may not steal from an idle-vCPU pCPU: a scheduler
+        // call without a switch (Xen 4.1 `__runq_tickle`, `csched_runq_steal`).
+        // The vCPU's HLT after its handler adds a call and a switch on pCPU 0.
+        assert_eq!(interrupt_on_an_idle_pcpu("idle_vcpu"), [(3, 2), (1, 0)]);
+        // Softirq tasklets leave the idle vCPU at IDLE: the woken vCPU tickles pCPU 0 only.
+        assert_eq!(interrupt_on_an_idle_pcpu("softirq"), [(2, 2), (0, 0)]);
     }
 
     #[test]

@@ -71,8 +71,14 @@
 //!   runs (`tasklet = "idle_vcpu"`, Xen 4.1's tasklets, the default, or `"softirq"`, the
 //!   seed's dynamically-allocable tasklets; the machinery is in `hv/tasklet.rs`), and the
 //!   context-switch rate controller (`csrc = true`, `csrc.rs`).
+//! - tasklet work in the idle vCPU (`tasklet = "idle_vcpu"`) runs at BOOST (4.1's
+//!   `csched_schedule`: "Tasklet work ... overrides all else", `snext->pri =
+//!   CSCHED_PRI_TS_BOOST`, reset to IDLE at the next call): the pCPU is no idler meanwhile
+//!   (`idler`), and a unit woken onto it does not outrank it but tickles an idler, as for
+//!   any busy pCPU (`cur_pri`, `tasklet_boost`);
 //! - the cause of every context switch it makes and the VM exit it happens in (seed 001
-//!   Figure 12), counted in `switch_causes.rs` and reported as `credit_cs_*` counters.
+//!   Figure 12), counted in `switch_causes.rs` and reported as `credit_cs_*` counters, and
+//!   the scheduler calls that switch nothing, as `credit_kept_*`.
 //!
 //! Leaves out: SMT idle-neighbour scoring in `_csched_cpu_pick` (same socket first instead), soft affinity, cpupools, `vcpu_migration_delay` (default 0 anyway).
 //! Runqueues are re-sorted right after accounting instead of at each pCPU's next tick.
@@ -138,6 +144,9 @@ pub struct Credit {
     wake: WakeRule,
     /// Xen 4.1's `last_tickle_cpu`, per pCPU a unit is queued on (`WakeRule::Xen41`).
     last_tickle: Vec<PcpuId>,
+    /// The pCPU runs tasklet work in its idle vCPU, which `csched_schedule` raised to BOOST
+    /// (`tasklet_boost`).
+    tasklet_boost: Vec<bool>,
 }
 
 /// How a woken unit is placed and which pCPUs are tickled (`hypervisor.params.wake`).
@@ -200,6 +209,7 @@ impl Credit {
             causes: SwitchCauses::default(),
             wake,
             last_tickle: Vec::new(),
+            tasklet_boost: Vec::new(),
         })
     }
 
@@ -343,7 +353,26 @@ impl Credit {
     }
 
     fn idle_for_pick(&self, view: &SchedView, p: PcpuId) -> bool {
-        view.is_idle(p) && self.runq[p].is_empty() && !self.tickled[p]
+        self.idler(view, p) && self.runq[p].is_empty() && !self.tickled[p]
+    }
+
+    /// Whether `p` is in Xen's `prv->idlers`: it runs the idle vCPU at IDLE priority. A pCPU
+    /// whose idle vCPU runs tasklet work is not: `csched_schedule` picked the idle vCPU at
+    /// BOOST for it ("Tasklet work (which runs in idle VCPU context) overrides all else",
+    /// `snext->pri = CSCHED_PRI_TS_BOOST`) and so cleared `p` from the idlers mask (Xen 4.1
+    /// `xen/common/sched_credit.c` `csched_schedule`; current Xen alike).
+    fn idler(&self, view: &SchedView, p: PcpuId) -> bool {
+        view.is_idle(p) && !self.tasklet_boost[p]
+    }
+
+    /// The priority of what runs on `p`: its unit's, BOOST for an idle vCPU doing tasklet
+    /// work (`tasklet_boost`), else IDLE.
+    fn cur_pri(&self, view: &SchedView, p: PcpuId) -> Pri {
+        match view.pcpu_cur[p] {
+            Some(v) => self.units[v].pri,
+            None if self.tasklet_boost[p] => Pri::Boost,
+            None => Pri::Idle,
+        }
     }
 
     /// Xen 4.1's `csched_vcpu_wake` queues on `vc->processor`: the pCPU `v` last ran on (the
@@ -387,9 +416,8 @@ impl Credit {
         if self.wake != WakeRule::PlaceIdle {
             return self.tickle_queued(view, p, v);
         }
-        let cur = view.pcpu_cur[p];
         let new_pri = self.units[v].pri;
-        if cur.is_none() || new_pri > self.pri_of(cur) {
+        if new_pri > self.cur_pri(view, p) {
             self.tickle_once(view, p);
             return;
         }
@@ -402,20 +430,21 @@ impl Credit {
     }
 
     /// Xen 3.4's and 4.1's `__runq_tickle` for `v` queued on `p`: `p` if `v` outranks its
-    /// current unit; and, if `p` is busy, the idle pCPUs in `v`'s affinity: all of them
-    /// (3.4, `cpus_or(mask, mask, idlers)`), or the next one after `last_tickle` (4.1,
-    /// `cycle_cpu`). A pCPU whose scheduler call is already pending is not asked twice (a
-    /// raised softirq stays raised).
+    /// current unit; and, if `p` is busy (its current priority is above IDLE: a unit, or
+    /// the idle vCPU at BOOST doing tasklet work), the idle pCPUs in `v`'s affinity (`idler`):
+    /// all of them (3.4, `cpus_or(mask, mask, idlers)`), or the next one after `last_tickle`
+    /// (4.1, `cycle_cpu`). A pCPU whose scheduler call is already pending is not asked twice
+    /// (a raised softirq stays raised).
     fn tickle_queued(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) {
-        let cur = view.pcpu_cur[p];
+        let cur_pri = self.cur_pri(view, p);
         let mut to = Vec::with_capacity(2);
-        if self.units[v].pri > self.pri_of(cur) {
+        if self.units[v].pri > cur_pri {
             to.push(p);
         }
-        if cur.is_some() {
+        if cur_pri > Pri::Idle {
             let n = view.n_pcpus();
             let last = self.last_tickle[p];
-            let mut idlers = (1..=n).map(|i| (last + i) % n).filter(|&q| q != p && view.is_idle(q) && view.allowed(v, q));
+            let mut idlers = (1..=n).map(|i| (last + i) % n).filter(|&q| q != p && self.idler(view, q) && view.allowed(v, q));
             if self.wake == WakeRule::Xen34 {
                 to.extend(idlers);
             } else if let Some(q) = idlers.next() {
@@ -517,7 +546,7 @@ impl Credit {
         let next_after = |c: PcpuId, set: &dyn Fn(PcpuId) -> bool| (1..=n).map(|i| (c + i) % n).find(|&q| set(q));
         let mut cpu = if view.allowed(v, p) { p } else { next_after(p, &|q| view.allowed(v, q)).unwrap_or(p) };
         let start = cpu;
-        let idle = |q: PcpuId| q == start || view.is_idle(q);
+        let idle = |q: PcpuId| q == start || self.idler(view, q);
         let sock = |q: PcpuId| view.topo.socket_of(q);
         // The idle pCPUs `c` stands for against `other`: itself within a socket, its whole
         // socket across sockets.
@@ -695,6 +724,7 @@ impl HvScheduler for Credit {
         self.runq = vec![Vec::new(); n];
         self.tickled = vec![false; n];
         self.last_tickle = vec![0; n];
+        self.tasklet_boost = vec![false; n];
         self.last_lb = vec![0; n];
         self.causes = SwitchCauses::new(n);
         for p in 0..n {
@@ -808,6 +838,8 @@ impl Credit {
     fn decide(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
         let now = view.now;
         self.tickled[p] = false;
+        // "Re-instate a boosted idle VCPU as normal-idle" (4.1 `csched_schedule`).
+        self.tasklet_boost[p] = why == Reason::Tasklet;
         let prev_runnable = prev_runnable && prev.map_or(false, |v| !self.units[v].parked);
         if why == Reason::Tasklet {
             // Tasklet work overrides all else: re-queue the current unit, run the idle vCPU.
@@ -1084,6 +1116,61 @@ mod tests {
         // 0 (pCPU 0 freed, its own) against three: 2 x 2 < 3 fails, and so on: one move.
         let (cur, moves) = busy_in_one_socket("xen41", 4, 4);
         assert_eq!((cur, moves), (vec![None, Some(1), Some(2), Some(3), Some(0), None, None, None], 1));
+    }
+
+    /// `n` pCPUs, two 1-vCPU VMs, Xen 4.1's wake rule; pCPU 0's idle vCPU starts tasklet work
+    /// (`tasklet_enqueue` raised SCHEDULE_SOFTIRQ: the scheduler runs with `Reason::Tasklet`
+    /// and keeps the idle vCPU, now at BOOST).
+    fn tasklets_on_idle_pcpu0(n: usize) -> (crate::hv::sched::testkit::Kit, Credit) {
+        let mut k = crate::hv::sched::testkit::Kit::new(n, &[1, 1]);
+        let map = wake_params("xen41");
+        let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
+        k.init(&mut c);
+        k.schedule(&mut c, 0, Reason::Tasklet);
+        assert_eq!(k.pcpu_cur, vec![None; n]);
+        (k, c)
+    }
+
+    #[test]
+    fn xen41_wake_onto_a_pcpu_running_tasklets_tickles_an_idle_pcpu_which_finds_nothing() {
+        let (mut k, mut c) = tasklets_on_idle_pcpu0(2);
+        // The tasklet wakes vCPU 0, which last ran on pCPU 0: BOOST does not outrank the
+        // BOOST idle vCPU, and pCPU 0 counts as busy, so one idler is tickled, not pCPU 0.
+        k.vcpus[0].last_pcpu = 0;
+        k.vcpus[0].run = RunState::Runnable;
+        k.with(|view| c.wake(view, 0));
+        assert_eq!(k.pending_tickles(), vec![1]);
+        // pCPU 1 may not steal from a pCPU running its idle vCPU: a call that keeps idling.
+        k.serve(&mut c);
+        assert_eq!(k.pcpu_cur, vec![None, None]);
+        // When the tasklets are done (`do_tasklet` raises SCHEDULE_SOFTIRQ) pCPU 0 runs it.
+        k.schedule(&mut c, 0, Reason::Timer);
+        assert_eq!(k.pcpu_cur, vec![Some(0), None]);
+    }
+
+    #[test]
+    fn a_pcpu_running_tasklets_is_no_idler_until_it_schedules_again() {
+        // Three pCPUs: vCPU 0 runs on pCPU 0 (UNDER after a tick), pCPU 1 starts tasklet work
+        // in its idle vCPU, pCPU 2 idles.
+        let mut k = crate::hv::sched::testkit::Kit::new(3, &[1, 1]);
+        let map = wake_params("xen41");
+        let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
+        k.init(&mut c);
+        k.wake(&mut c, 0);
+        k.advance(&mut c, 10 * NS_PER_MS);
+        assert_eq!((k.pcpu_cur[0], c.pri(0)), (Some(0), Pri::Under));
+        k.schedule(&mut c, 1, Reason::Tasklet);
+        assert!(!k.with(|view| c.idler(view, 1)) && k.with(|view| c.idler(view, 2)));
+        // vCPU 1 wakes behind vCPU 0: pCPU 0 is tickled (BOOST outranks UNDER) and one idler,
+        // the next in Xen's idlers after `last_tickle_cpu` (cycle order 1, 2): pCPU 2.
+        k.vcpus[1].last_pcpu = 0;
+        k.vcpus[1].run = RunState::Runnable;
+        k.with(|view| c.wake(view, 1));
+        assert_eq!(k.pending_tickles(), vec![0, 2]);
+        // Once pCPU 1 has scheduled after its tasklets it is an idler again.
+        k.serve(&mut c);
+        k.schedule(&mut c, 1, Reason::Timer);
+        assert!(k.with(|view| c.idler(view, 1)));
     }
 
     #[test]

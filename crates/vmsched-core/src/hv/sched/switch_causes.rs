@@ -20,7 +20,12 @@
 //!   to move to an idle pCPU;
 //! - `park`: accounting parked the running unit at its cap (`csched_acct`);
 //! - `idle`: an idle pCPU rescheduled without a request from credit (e.g. after softirq
-//!   tasklets ran on it and asked for a reschedule).
+//!   tasklets ran on it and asked for a reschedule, or after idle-vCPU tasklets on an idle
+//!   pCPU: their woken vCPU does not tickle it, credit.rs `tasklet_boost`).
+//!
+//! Scheduler calls that switch nothing (Xen's `sched_run` minus `sched_ctx`) are counted by
+//! the same causes as `credit_kept_<cause>`, and those on a pCPU that kept its idle vCPU as
+//! `credit_kept_on_idle_pcpu`.
 //!
 //! The VM exit (Figure 12's categories, XenTrace's exit reasons) is the exit the pCPU was
 //! handling when it ran the scheduler: HLT for `block`, PAUSE for `yield`, and an
@@ -75,6 +80,19 @@ impl Cause {
             Cause::Idle => "credit_cs_idle",
         }
     }
+
+    fn kept_counter(self) -> &'static str {
+        match self {
+            Cause::Tasklet => "credit_kept_tasklet",
+            Cause::Block => "credit_kept_block",
+            Cause::Yield => "credit_kept_yield",
+            Cause::Wake => "credit_kept_wake",
+            Cause::Slice => "credit_kept_slice",
+            Cause::TickMigrate => "credit_kept_tick_migrate",
+            Cause::Park => "credit_kept_park",
+            Cause::Idle => "credit_kept_idle",
+        }
+    }
 }
 
 /// The VM exit a switch happens in (seed 001 Figure 12's categories).
@@ -121,6 +139,11 @@ pub struct SwitchCauses {
     in_tasklet: Vec<bool>,
     by_cause: [u64; Cause::ALL.len()],
     by_exit: [u64; Exit::ALL.len()],
+    /// Scheduler calls that kept what ran (no switch), by cause: Xen's `sched_run` minus
+    /// `sched_ctx` (common/schedule.c `schedule`).
+    kept_by_cause: [u64; Cause::ALL.len()],
+    /// Of those, the calls on a pCPU that ran the idle vCPU and kept it.
+    kept_idle: u64,
 }
 
 impl SwitchCauses {
@@ -144,7 +167,9 @@ impl SwitchCauses {
         let after_tasklet = std::mem::take(&mut self.in_tasklet[p]);
         let cause = match why {
             Reason::Tasklet => {
-                self.in_tasklet[p] = true;
+                // On an idle pCPU the interrupt came without a VM exit: the switch after the
+                // tasklets counts as the wake-up (or idle) it serves, as before the tasklet.
+                self.in_tasklet[p] = from_vcpu;
                 Cause::Tasklet
             }
             Reason::Block => Cause::Block,
@@ -154,6 +179,9 @@ impl SwitchCauses {
         };
         if switched {
             self.count(cause, from_vcpu);
+        } else {
+            self.kept_by_cause[cause.index()] += 1;
+            self.kept_idle += !from_vcpu as u64;
         }
     }
 
@@ -174,6 +202,8 @@ impl SwitchCauses {
             .iter()
             .map(|c| (c.counter(), self.by_cause[c.index()]))
             .chain(Exit::ALL.iter().enumerate().map(|(i, e)| (e.counter(), self.by_exit[i])))
+            .chain(Cause::ALL.iter().map(|c| (c.kept_counter(), self.kept_by_cause[c.index()])))
+            .chain(std::iter::once(("credit_kept_on_idle_pcpu", self.kept_idle)))
     }
 }
 
