@@ -115,8 +115,10 @@ DEDUP_LOCKS = ("dedup.mm", "dedup.io")
 #: fault (mm/memory.c do_anonymous_page: pte_offset_map_lock, set_pte_at, pte_unmap_unlock) is
 #: held for a few dozen instructions, and the page allocator takes zone->lock for a per-cpu
 #: batch of pages (mm/page_alloc.c free_pcppages_bulk, rmqueue_bulk: pcp->batch, 31 pages on
-#: a large zone), about a microsecond. 0.5 µs stands for them (the middle of lockstat's
-#: page-cache and VM spinlock means); the number of sections per iteration is fitted.
+#: a large zone), about a microsecond; the block layer's queue lock 0.94 µs. So: sub-µs, of
+#: order 0.3-1 µs (lockstat's sample is from a 2.6.2x-era kernel with the instrumentation
+#: on). 0.5 µs stands for them (a little above the median of the cited spinlock means); the
+#: number of sections per iteration is fitted.
 DEDUP_SECTION_US = 0.5
 #: seed 000 §3.2: parking a vCPU's per-CPU kernel threads, "approximately 600 ms for each".
 KTHREAD_PARK_MS = 600.0
