@@ -83,7 +83,9 @@ def vmkit_exit_costs() -> dict[str, int]:
 #: Multikernel", SOSP 2009, Table 2, URPC one-way latency on the 4×4-core 2.5 GHz Opteron 8380
 #: system (the seed's processor and HyperTransport ring, §7.1): 448 cycles sharing an L3, 545
 #: one hop, 558 two hops. Table 9's nodes 1 and 2 are two hops apart on the ring (native Table
-#: 7: seen from node 0, nodes 1 and 2 are one hop away and node 3 two): 558 - 448.
+#: 7: seen from node 0, nodes 1 and 2 are one hop away and node 3 two): 558 - 448. The three
+#: figures are quoted from the paper as remembered, not re-checked against it (the search
+#: corpus holds only its first page).
 CROSS_SOCKET_TRANSFER_CYCLES = 558 - 448
 
 
@@ -322,8 +324,10 @@ TABLE9 = Reproduction(
           "with affinity: senders on the first listed vCPU, receivers on the second. The vCPUs "
           "on nodes 1 and 2 pay the cross-socket latency of every virtual IPI's lines "
           "(hv/xsocket.rs, 110 cycles from the Multikernel paper's URPC latencies on the seed's "
-          "Opteron 8380); the seed's rows 0 1 and 1 0, also on two nodes, are not slower than "
-          "1 1, which §7.4.2 cannot explain either.",
+          "Opteron 8380). That is the whole of the model's two-node slowdown, far smaller than "
+          "the seed's (compare the forkbench rows): the seed's other suspect, the page tables "
+          "traversed from two sockets (§7.4.2), is not modelled. The seed's rows 0 1 and 1 0, "
+          "also on two nodes, are not slower than 1 1, which §7.4.2 cannot explain either.",
 )
 
 

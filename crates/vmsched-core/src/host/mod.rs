@@ -82,7 +82,9 @@ pub struct CostParams {
     /// (`hv::xsocket`). 0 = not modelled. Seed 004's host (reproduce/vmkit.py): Baumann et al.,
     /// "The Multikernel", SOSP 2009, Table 2: URPC one-way message latency on a 4×4-core
     /// 2.5 GHz Opteron 8380 with a HyperTransport ring, 448 cycles between cores sharing an
-    /// L3, 545 one hop, 558 two hops.
+    /// L3, 545 one hop, 558 two hops (quoted from the paper as remembered, not re-checked
+    /// against it: the search corpus holds only its first page). Other hosts keep 0: no
+    /// measured figure for their processors is at hand.
     pub cross_socket_transfer_cycles: u64,
     /// Slowdown of memory-bound work per unit of (SLIT distance / 10 - 1).
     pub numa_slowdown_per_distance: f64,
