@@ -97,7 +97,7 @@ The method therefore:
    the seeds can *detect* the crossing: the peak would then move with each configuration's
    noise and with the number of seeds (a noisy configuration would get a later peak than a
    smooth one with the same expected curve, and more seeds would lower every peak), and a
-   role whose limit is itself noisy (app: SE 42 % of the limit over seeds 1-8) could never
+   role whose limit is itself noisy (app: SE 45 % of the limit over seeds 1-8) could never
    decide it. The noise is reported instead of judged: ``compliant_tiles`` with
    ``margin_se`` = -2 and +2 (``BAND_SE``) gives the loads where the fit of mean - limit
    +/- 2 standard errors of the difference (the limit's and the point's SE from the spread
