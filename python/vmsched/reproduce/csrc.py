@@ -102,7 +102,8 @@ The method therefore:
    ``margin_se`` = -2 and +2 (``BAND_SE``) gives the loads where the fit of mean - limit
    +/- 2 standard errors of the difference (the limit's and the point's SE from the spread
    over seeds, in quadrature; about 97.7 % one-sided each) crosses 0: the interval within
-   which the seeds place the peak (quantities ``peak_tiles_*_lo`` and ``_hi``).
+   which the seeds place the peak (quantities ``peak_tiles_*_lo`` and ``_hi``; the sweep's
+   first load when an edge lies at or below it).
 4. The crossing is read on the monotone (non-decreasing) least-squares fit of mean - limit
    along the sweep, each point weighted by 1 / its SE squared, interpolated linearly between
    the two loads around it: the fit assumes that a role's expected response does not fall
@@ -162,7 +163,8 @@ QUICK_TILES = (4, 8, 9, 10, 11)
 #: their mean: at 8-10 tiles one seed's original may settle into a colder or a warmer cache
 #: state than another's (calibration.toml, csrc.specvirt.load), a few points of busy and a
 #: response time that scatters by ±30 %, so a single seed would decide the orderings. Eight
-#: rather than four since the compliant peak is judged against the noise (module docstring).
+#: rather than four to narrow the compliant peak's estimate and its noise band (module
+#: docstring).
 SEEDS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 #: The compliant peak's noise band: the peak's interval is where mean - limit -/+ this many
