@@ -1,0 +1,130 @@
+"""The compliant peak of the csrc reproductions (python/vmsched/reproduce/csrc.py): the monotone
+fit, the crossing of a role's limit on a synthetic response table, the sweep's mode, and the
+premise of the warm-up twins (a shorter run with the same seed is the longer run's beginning)."""
+
+from __future__ import annotations
+
+import json
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from vmsched.reproduce import csrc
+
+TILES = (8, 9, 10, 11)
+
+
+def test_monotone_fit_leaves_a_non_decreasing_curve_unchanged():
+    ys = [0.1, 0.2, 0.2, 0.5]
+    assert csrc.monotone_fit(ys, [1.0, 5.0, 2.0, 0.5]) == ys
+
+
+def test_monotone_fit_pools_a_violating_pair_into_its_weighted_mean():
+    fit = csrc.monotone_fit([1.0, 3.0, 2.0, 4.0], [1.0, 1.0, 3.0, 1.0])
+    assert fit == pytest.approx([1.0, 2.25, 2.25, 4.0])  # (3 x 1 + 2 x 3) / 4
+    # A pooled block that still lies above its predecessor is pooled again.
+    assert csrc.monotone_fit([3.0, 2.0, 1.0], [1.0, 1.0, 1.0]) == pytest.approx([2.0] * 3)
+
+
+def _table(means: dict[tuple[str, int, str], float], spread_ms: float = 0.01) -> dict:
+    """Synthetic results: every (config, tiles, role) answers ``means`` on average over the
+    seeds, seed s at mean +/- spread (alternating), one VM per role, 1000 requests after an
+    empty warm-up twin."""
+    roles = csrc.QOS_ROLES
+    sc_vms = [{"workloads": [{"role": role}]} for role in roles]
+    r = {}
+    for (config, tiles), _ in {(c, t): 0 for c, t, _ in means}.items():
+        for i, s in enumerate(csrc.SEEDS):
+            sign = 1 if i % 2 == 0 else -1
+            lab = f"{csrc.label(tiles, config)}@{s}"
+            vms = [{"vm": k, "requests": {"count": 1000,
+                                           "mean_ms": means[(config, tiles, role)] + sign * spread_ms}}
+                   for k, role in enumerate(roles)]
+            r[lab] = SimpleNamespace(summary={"vms": vms, "scenario": {"vms": sc_vms}})
+            r[csrc.warmup_label(lab)] = SimpleNamespace(summary={
+                "vms": [{"vm": k, "requests": {"count": 0, "mean_ms": 0.0}} for k in range(len(roles))],
+                "scenario": {"vms": sc_vms}})
+    return r
+
+
+def _sweep(web: list[float], mail: list[float] | None = None, app: list[float] | None = None,
+           limit: float = 1.0) -> dict:
+    below = [0.5] * len(TILES)
+    means = {("original", csrc.PEAK_TILES, role): limit for role in csrc.QOS_ROLES}
+    for role, ys in (("web", web), ("mail", mail or below), ("app", app or below)):
+        means.update({("csrc", t, role): y for t, y in zip(TILES, ys)})
+    return _table(means)
+
+
+def test_the_compliant_peak_is_where_the_mean_response_crosses_the_limit_interpolated():
+    r = _sweep(web=[0.8, 0.9, 1.1, 1.3])
+    assert csrc.compliant_tiles(r, "csrc", TILES) == pytest.approx(9.5)
+
+
+def test_a_point_poking_above_its_successor_is_pooled_before_the_crossing_is_read():
+    # Pointwise the web curve would cross at 8.9 tiles (1.02 ms at 9); pooled with 10 tiles
+    # (same standard error) into 0.96 ms it stays below the limit until 10 + 0.04 / 0.34.
+    r = _sweep(web=[0.8, 1.02, 0.9, 1.3])
+    assert csrc.compliant_tiles(r, "csrc", TILES) == pytest.approx(10 + 0.04 / 0.34)
+
+
+def test_no_compliant_peak_when_no_role_reaches_its_limit_in_the_sweep():
+    r = _sweep(web=[0.6, 0.7, 0.8, 0.9], mail=[0.9, 0.9, 0.95, 0.99])
+    assert csrc.compliant_tiles(r, "csrc", TILES) is None
+
+
+def test_a_role_over_its_limit_from_the_start_puts_the_peak_at_the_sweeps_first_load():
+    r = _sweep(web=[0.6, 0.7, 0.8, 0.9], app=[1.2, 1.3, 1.4, 1.5])
+    assert csrc.compliant_tiles(r, "csrc", TILES) == float(TILES[0])
+
+
+def test_the_first_role_to_cross_sets_the_peak():
+    r = _sweep(web=[0.8, 0.9, 1.1, 1.3], mail=[0.9, 1.1, 1.2, 1.3])
+    assert csrc.compliant_tiles(r, "csrc", TILES) == pytest.approx(8.5)
+
+
+def test_the_noise_band_brackets_the_peak():
+    r = _sweep(web=[0.8, 0.9, 1.1, 1.3])
+    lo = csrc.compliant_tiles(r, "csrc", TILES, -csrc.BAND_SE)
+    hi = csrc.compliant_tiles(r, "csrc", TILES, csrc.BAND_SE)
+    # The per-seed spread 0.01 ms gives each mean an SE of 0.01 x sqrt(8/7) / sqrt(8), the
+    # difference sqrt(2) times that: 2 SE = 0.0107 ms, which is 0.053 tiles at 0.2 ms/tile.
+    band = 2 * math.sqrt(2) * 0.01 / math.sqrt(7) / 0.2
+    assert lo == pytest.approx(9.5 - band) and hi == pytest.approx(9.5 + band)
+
+
+def test_a_sweep_with_a_missing_run_is_an_error_not_a_shorter_sweep():
+    full = _sweep(web=[0.8, 0.9, 1.1, 1.3])
+    assert csrc.sweep_of(full, (8, 9, 10, 11), (8, 9), ("csrc",)) == (8, 9, 10, 11)
+    del full[f"{csrc.label(11, 'csrc')}@{csrc.SEEDS[-1]}"]
+    with pytest.raises(KeyError, match="neither the full sweep"):
+        csrc.sweep_of(full, (8, 9, 10, 11), (8, 9), ("csrc",))
+
+
+def test_a_warm_up_twin_is_the_beginning_of_its_run():
+    """csrc.role_response_ms subtracts the requests of a run of WARMUP_MS with the same seed:
+    they must be exactly those the longer run completed by then."""
+    from vmsched import _core
+
+    tiles, warmup_ms, run_ms = 2, 100.0, 250.0
+    long_sc = csrc.scenario(tiles, "original", run_ms)
+    short_sc = csrc.scenario(tiles, "original", warmup_ms)
+    seed = csrc.SEEDS[0]
+    sim = _core.Simulation(json.dumps(long_sc), None, seed, False)
+    sim.run_until(int(warmup_ms * 1e6))
+    prefix = json.loads(sim.results_json())["vms"]
+    short = json.loads(_run(short_sc, seed))["vms"]
+    sim.run_until(sim.horizon_ns)
+    full = json.loads(sim.results_json())["vms"]
+    got = [(v["requests"]["count"], v["requests"]["mean_ms"]) for v in short]
+    assert sum(n for n, _ in got) > 0
+    assert got == [(v["requests"]["count"], v["requests"]["mean_ms"]) for v in prefix]
+    # ...and the longer run goes on completing requests after the warm-up.
+    assert sum(v["requests"]["count"] for v in full) > sum(n for n, _ in got)
+
+
+def _run(sc: dict, seed: int) -> str:
+    from vmsched.runner import run
+
+    return run(sc, seed=seed).json
