@@ -25,9 +25,17 @@
 //!     way the idle vCPU runs the tasklets at BOOST priority, so the pCPU is not one of
 //!     credit's idlers meanwhile, and a vCPU woken onto it tickles an idle pCPU instead
 //!     (`hv/sched/credit.rs`, `tasklet_boost`);
-//!   - `Softirq` (seed 001 §5.2, Xen `softirq_tasklet_init`): the tasklet runs in softirq
-//!     context right after the interrupt, on the interrupted vCPU's time (hypervisor time
-//!     charged to it) or on the idle pCPU; no scheduler call, no switch.
+//!   - `Softirq` (seed 001 §5.2: "running in either virtual CPU context or in softirq
+//!     context"; Xen `softirq_tasklet_init`): the tasklet runs in softirq context when the
+//!     exit's handling ends (`do_softirq` on the way back to the guest), on the interrupted
+//!     vCPU's time (hypervisor time charged to it) or on the idle pCPU; no scheduler call, no
+//!     switch. It delivers then, and a SCHEDULE_SOFTIRQ its wake-up raises on this pCPU is
+//!     handled at once in the same `__do_softirq` loop (xen/common/softirq.c: the loop runs
+//!     until nothing is pending; `cpu_raise_softirq` sends no IPI to the local CPU), so a
+//!     woken vCPU that outranks the interrupted one runs here before an idle pCPU tickled by
+//!     the same wake-up (an event-check IPI away) can steal it (`csched_runq_steal`). Until
+//!     session 7 the model delivered at the interrupt and took the local reschedule as an
+//!     IPI deferred behind the exit: the idler always won, and the woken vCPU migrated.
 //! - while a pCPU runs tasklet work without a vCPU, its time is hypervisor time, and a
 //!   reschedule request for it waits until the tasklets are done.
 //!
