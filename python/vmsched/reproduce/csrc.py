@@ -152,8 +152,8 @@ CONFIGS = {"original": ("idle_vcpu", False), "softirq": ("softirq", False),
 
 #: Loads as tiles of the seed's 9-tile peak. The sweep starts below 9 tiles and goes past
 #: it far enough for softirq tasklets and CSRC to reach their compliant peaks
-#: (``compliant_tiles``: 8.5 tiles for CSRC, 8.6 for softirq tasklets in the full run; the
-#: noise band reaches 10.3).
+#: (``compliant_tiles``: 8.4 tiles for CSRC, 9.6 for softirq tasklets in the full run; the
+#: noise band reaches 10.8).
 PEAK_TILES = 9
 LIGHT_TILES = 4
 FULL_TILES = (2, 4, 6, 8, 9, 10, 11, 12, 13)

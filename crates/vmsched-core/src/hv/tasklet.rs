@@ -25,9 +25,17 @@
 //!     way the idle vCPU runs the tasklets at BOOST priority, so the pCPU is not one of
 //!     credit's idlers meanwhile, and a vCPU woken onto it tickles an idle pCPU instead
 //!     (`hv/sched/credit.rs`, `tasklet_boost`);
-//!   - `Softirq` (seed 001 §5.2, Xen `softirq_tasklet_init`): the tasklet runs in softirq
-//!     context right after the interrupt, on the interrupted vCPU's time (hypervisor time
-//!     charged to it) or on the idle pCPU; no scheduler call, no switch.
+//!   - `Softirq` (seed 001 §5.2: "running in either virtual CPU context or in softirq
+//!     context"; Xen `softirq_tasklet_init`): the tasklet runs in softirq context when the
+//!     exit's handling ends (`do_softirq` on the way back to the guest), on the interrupted
+//!     vCPU's time (hypervisor time charged to it) or on the idle pCPU; no scheduler call, no
+//!     switch. It delivers then, and a SCHEDULE_SOFTIRQ its wake-up raises on this pCPU is
+//!     handled at once in the same `__do_softirq` loop (xen/common/softirq.c: the loop runs
+//!     until nothing is pending; `cpu_raise_softirq` sends no IPI to the local CPU), so a
+//!     woken vCPU that outranks the interrupted one runs here before an idle pCPU tickled by
+//!     the same wake-up (an event-check IPI away) can steal it (`csched_runq_steal`). Until
+//!     session 7 the model delivered at the interrupt and took the local reschedule as an
+//!     IPI deferred behind the exit: the idler always won, and the woken vCPU migrated.
 //! - while a pCPU runs tasklet work without a vCPU, its time is hypervisor time, and a
 //!   reschedule request for it waits until the tasklets are done.
 //!
@@ -92,15 +100,27 @@ impl World {
         if self.pcpus[p].tasklet.busy_since.is_some() {
             return;
         }
+        let softirq_pending = self.tasklet_mode() == TaskletMode::Softirq && self.pcpus[p].tasklet.timer.armed_at().is_some();
+        if let (Some(x), true) = (self.pcpus[p].cur, softirq_pending) {
+            // A softirq run is pending on the vCPU's time: this tasklet joins it.
+            self.advance(x);
+            self.vcpus[x].hv_debt_ns += self.costs.dpci_tasklet_ns;
+            self.arm_exec(x);
+            let at = self.hv_work_ends(p).unwrap_or_else(|| self.now());
+            self.q.arm(&mut self.pcpus[p].tasklet.timer, at, Ev::TaskletDone(p));
+            return;
+        }
         let now = self.now();
         let tasklet_ns = self.costs.dpci_tasklet_ns;
         match (self.tasklet_mode(), self.pcpus[p].cur) {
             (TaskletMode::Softirq, Some(x)) => {
+                // The tasklet runs when the exit's handling ends (`do_softirq` on the way
+                // back to the guest) and delivers then; the pCPU keeps running `x`.
                 self.advance(x);
                 self.vcpus[x].hv_debt_ns += tasklet_ns;
                 self.arm_exec(x);
-                let (t, w) = self.pcpus[p].tasklet.queue.pop_front().expect("queued above");
-                self.tasklet_deliver(p, t, w);
+                let at = self.hv_work_ends(p).unwrap_or(now);
+                self.q.arm(&mut self.pcpus[p].tasklet.timer, at, Ev::TaskletDone(p));
             }
             (TaskletMode::Softirq, None) => self.start_tasklets(p, now + tasklet_ns),
             (TaskletMode::IdleVcpu, Some(_)) => {
@@ -141,6 +161,9 @@ impl World {
     /// A tasklet finished on a pCPU without a vCPU: deliver, run the next, or give the pCPU
     /// back to the scheduler.
     pub(crate) fn tasklet_done(&mut self, p: PcpuId) {
+        if self.pcpus[p].tasklet.busy_since.is_none() {
+            return self.softirq_tasklets_done(p);
+        }
         if let Some((t, w)) = self.pcpus[p].tasklet.queue.pop_front() {
             self.tasklet_deliver(p, t, w);
         }
@@ -161,6 +184,24 @@ impl World {
         pc.yield_pending = false;
         if resched || self.tasklet_mode() == TaskletMode::IdleVcpu {
             self.schedule(p, Reason::Timer);
+        }
+    }
+
+    /// Softirq tasklets that ran on a vCPU's time (charged in `device_interrupt`) deliver
+    /// their virtual interrupts. A SCHEDULE_SOFTIRQ that a delivery raises on this pCPU (a
+    /// wake-up whose vCPU outranks the current one) is handled at once: `__do_softirq`
+    /// (xen/common/softirq.c) loops until no softirq is pending, and a raise on the local
+    /// CPU sends no IPI (`cpu_raise_softirq`), so `schedule()` runs right after the tasklet,
+    /// before an idler tickled by the same wake-up has taken its event-check IPI.
+    fn softirq_tasklets_done(&mut self, p: PcpuId) {
+        let asked_before = self.pcpus[p].resched_pending;
+        while let Some((t, w)) = self.pcpus[p].tasklet.queue.pop_front() {
+            self.tasklet_deliver(p, t, w);
+        }
+        if !asked_before && self.pcpus[p].resched_pending && self.hv_work_ends(p).is_none() {
+            self.pcpus[p].resched_pending = false;
+            let why = if std::mem::take(&mut self.pcpus[p].yield_pending) { Reason::Yield } else { Reason::Timer };
+            self.schedule(p, why);
         }
     }
 
@@ -304,6 +345,55 @@ workloads = [{{ kind = "server", role = "web", rate_per_s = 1.0 }}]
         assert_eq!(interrupt_on_an_idle_pcpu("idle_vcpu"), [(3, 2), (1, 0)]);
         // Softirq tasklets leave the idle vCPU at IDLE: the woken vCPU tickles pCPU 0 only.
         assert_eq!(interrupt_on_an_idle_pcpu("softirq"), [(2, 2), (0, 0)]);
+    }
+
+    /// Two pCPUs of one socket, Xen 4.1's credit, softirq tasklets: a pass-through 1-vCPU
+    /// server VM (vCPU 0, one request per second) halted after running on pCPU 0, and a hog
+    /// pinned to pCPU 0; pCPU 1 idles. One device interrupt for the server lands on pCPU 0
+    /// while the hog runs there. Returns the server vCPU's pCPU 30 µs later and whether it
+    /// migrated.
+    fn softirq_wake_beside_a_busy_pcpu() -> (RunState, u64) {
+        let text = r#"
+duration_ms = 50
+[host]
+cores_per_socket = 2
+[hypervisor]
+params = { tasklet = "softirq", ratelimit_us = 0, load_balance_ratelimit_us = 0, wake = "xen41" }
+[[vms]]
+vcpus = 1
+io_path = "passthrough"
+workloads = [{ kind = "server", role = "web", rate_per_s = 1.0 }]
+[[vms]]
+vcpus = 1
+pin = [0]
+workloads = [{ kind = "hog" }]
+"#;
+        let sc = from_toml_str(text).expect("scenario parses");
+        let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+        s.run_until(25 * NS_PER_MS).unwrap();
+        let migrations = {
+            let w = s.world();
+            let setup = (w.vcpus[0].run, w.vcpus[0].last_pcpu, w.pcpus[0].cur, w.pcpus[1].cur);
+            if setup != (RunState::Blocked, 0, Some(1), None) {
+                panic!("setup: server vCPU halted after pCPU 0, the hog on pCPU 0, pCPU 1 idle: {setup:?}");
+            }
+            let now = w.now();
+            w.device_interrupt(0, IrqWork { left_ns: 50 * NS_PER_US, action: IrqAction::Nothing, sent_at: now });
+            w.vcpus[0].migrations
+        };
+        s.run_until(25 * NS_PER_MS + 30 * NS_PER_US).unwrap();
+        let w = s.world();
+        (w.vcpus[0].run, w.vcpus[0].migrations - migrations)
+    }
+
+    #[test]
+    fn a_softirq_tasklet_wakes_its_vcpu_onto_the_interrupted_pcpu_before_an_idler_can_steal_it() {
+        // The woken vCPU (BOOST) outranks the hog and is queued on pCPU 0, which it tickles,
+        // and pCPU 0 being busy, it tickles the idle pCPU 1 too (4.1 `__runq_tickle`). pCPU 0
+        // raised its own SCHEDULE_SOFTIRQ from the tasklet and handles it in the same
+        // `__do_softirq` loop, at the end of the exit (1.5 µs) and tasklet (1 µs); pCPU 1
+        // needs the event-check IPI (1 µs) after the tasklet's wake-up and finds nothing.
+        assert_eq!(softirq_wake_beside_a_busy_pcpu(), (RunState::Running(0), 0));
     }
 
     #[test]
