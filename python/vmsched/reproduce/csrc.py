@@ -60,7 +60,8 @@ and its noise is the spread of that mean over the seeds.
   load from 8 to 12 tiles (mail 0.479, 0.517, 0.565, 0.613, 0.677 ms). Softirq tasklets'
   scatter more (web SE 4-6 %, app 7-12 %: an app VM of some seeds in a slower state) and
   their mail server answers nearly flat near the limit (0.508, 0.522, 0.508, 0.535 ms at 9-12
-  tiles over seeds 1-8).
+  tiles over seeds 1-8; measured before the session 7 softirq delivery fix, hv/tasklet.rs,
+  which made softirq tasklets' mail server faster).
 - So the judgement was decided by noise: CSRC's mail server at 9 tiles lay 1 % above a limit
   whose own SE was 2.7 %, and softirq tasklets' mail server hovers within one or two SE of
   its limit over five tiles, so a piecewise-linear first crossing between two of its points
