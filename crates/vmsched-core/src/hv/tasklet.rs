@@ -100,22 +100,13 @@ impl World {
         if self.pcpus[p].tasklet.busy_since.is_some() {
             return;
         }
-        let softirq_pending = self.tasklet_mode() == TaskletMode::Softirq && self.pcpus[p].tasklet.timer.armed_at().is_some();
-        if let (Some(x), true) = (self.pcpus[p].cur, softirq_pending) {
-            // A softirq run is pending on the vCPU's time: this tasklet joins it.
-            self.advance(x);
-            self.vcpus[x].hv_debt_ns += self.costs.dpci_tasklet_ns;
-            self.arm_exec(x);
-            let at = self.hv_work_ends(p).unwrap_or_else(|| self.now());
-            self.q.arm(&mut self.pcpus[p].tasklet.timer, at, Ev::TaskletDone(p));
-            return;
-        }
         let now = self.now();
         let tasklet_ns = self.costs.dpci_tasklet_ns;
         match (self.tasklet_mode(), self.pcpus[p].cur) {
             (TaskletMode::Softirq, Some(x)) => {
                 // The tasklet runs when the exit's handling ends (`do_softirq` on the way
-                // back to the guest) and delivers then; the pCPU keeps running `x`.
+                // back to the guest) and delivers then; the pCPU keeps running `x`. A tasklet
+                // arriving while such a run is pending joins it: the timer moves to the new end.
                 self.advance(x);
                 self.vcpus[x].hv_debt_ns += tasklet_ns;
                 self.arm_exec(x);
