@@ -704,6 +704,28 @@ mod tests {
     }
 
     #[test]
+    fn by_default_picks_keep_at_most_cpus_minus_one_pinned_dropping_the_lowest_ac() {
+        // Rule (e) when only credit's picks are judged: the fourth pick on a 4-pCPU host
+        // unpins the pinned vCPU with the lowest AC (§4.3 (e)).
+        let mut r = Rig::with(4, 6, 0, "next");
+        for (v, ac) in [(0, 80), (1, 90), (2, 85), (3, 95)] {
+            r.wake(v, v, ac);
+        }
+        for p in 0..3 {
+            assert_eq!(r.schedule(p, false), Some(p));
+        }
+        assert_eq!(r.pinned()[..3], [Some(0), Some(1), Some(2)], "rule (c): where each was picked");
+        assert_eq!(r.schedule(3, false), Some(3));
+        assert_eq!(r.dp.n_pinned(), 3, "never |CPU| = 4 pinned");
+        assert_eq!(r.pinned()[..4], [None, Some(1), Some(2), Some(3)], "AC 80 made way for AC 95");
+        // A picked vCPU whose AC does not beat the lowest pinned one (85) stays unpinned.
+        r.wake(4, 0, 85);
+        assert_eq!(r.schedule(0, true), Some(4));
+        assert_eq!(r.dp.pinned_to(4), None);
+        assert_eq!(r.dp.n_pinned(), 3);
+    }
+
+    #[test]
     fn scenario_pinned_vcpus_are_left_alone() {
         let mut r = Rig::new(4, 2, 0);
         r.aff[0] = Some(vec![3]);
