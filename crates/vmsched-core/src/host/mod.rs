@@ -4,6 +4,13 @@
 //! Models: topology as sockets x cores (no SMT); one LLC per socket; NUMA distances in ACPI
 //! SLIT units (10 = local); exit costs as fixed times per exit reason; a cache-warmth model in
 //! which a vCPU's working set is evicted by the time other vCPUs run on the pCPU it left.
+//! Optionally (`private_cache_kib` > 0, a host whose processor is sourced) a two-level
+//! hierarchy for moves within a socket: the shared, inclusive LLC keeps what was not evicted,
+//! and only the part the old core's private cache held is re-fetched, from the LLC at
+//! `llc_refill_ns_per_mib`; without it a flat `same_socket_warmth` applies. Eviction stays one
+//! time constant for the whole working set (foreign work on a core evicts its private part
+//! long before the LLC's: not modelled), and a move across sockets refills everything at the
+//! memory rate times `cross_socket_refill_factor` (the remote LLC's copy is not modelled).
 //! Leaves out: SMT siblings, frequency scaling, memory-bandwidth contention between pCPUs,
 //! per-instruction timing. Every cost is a named parameter; defaults and sources are listed in
 //! `docs/model.md` and next to each field.
@@ -70,8 +77,22 @@ pub struct CostParams {
     /// Time constant with which other vCPUs' run time evicts a vCPU's working set. Estimate.
     pub cache_evict_tau_ns: Ns,
     /// Fraction of a working set still warm after a move within the socket (LLC kept,
-    /// private L1/L2 lost).
+    /// private L1/L2 lost). Estimate; not used when `private_cache_kib` is set.
     pub same_socket_warmth: f64,
+    /// A core's private cache (L2), which a move to another core of the socket loses while
+    /// the socket's shared, inclusive LLC keeps the working set; 0 = not modelled (a flat
+    /// `same_socket_warmth` instead). Default 0: no source for a generic host. Seed 001's
+    /// host (Xeon 5680, Westmere-EP, scenarios/consolidation-specvirt.toml): 256 KiB L2 per
+    /// core (32 KiB L1d left out, within L2's size), 12 MB L3 shared by the socket's 6 cores
+    /// (seed 001 §3; 7-cpu.com/cpu/Westmere.html, measured on the same die, Xeon X5650; HP's
+    /// Xeon 5500 technology brief: the L3 is inclusive of every core's L1 and L2).
+    pub private_cache_kib: u32,
+    /// Time to move one MiB from the socket's LLC into a core's private cache (used with
+    /// `private_cache_kib`). Default 0 (off). Seed 001's host: 32 000, from 7-cpu.com's
+    /// Westmere page: L3 -> L1 parallel random read, 5.2 cycles per 64-byte line on a
+    /// 2.666 GHz X5650 = 1.95 ns per line (the L3 is clocked with the uncore, 2.66 GHz on the
+    /// X56x0 parts, so the time per line carries over to the 3.33 GHz X5680); 16 384 lines.
+    pub llc_refill_ns_per_mib: Ns,
     /// Refill from a remote socket's memory costs this much more. Also scales a queue
     /// operation's cross-core transfer across sockets (`guest::channel`). No source: an
     /// estimate of the remote/local memory latency ratio.
@@ -117,6 +138,8 @@ impl Default for CostParams {
             cache_refill_ns_per_mib: 100_000,
             cache_evict_tau_ns: 3_000_000,
             same_socket_warmth: 0.6,
+            private_cache_kib: 0,
+            llc_refill_ns_per_mib: 0,
             cross_socket_refill_factor: 1.3,
             cross_socket_transfer_cycles: 0,
             numa_slowdown_per_distance: 1.0,
@@ -210,13 +233,19 @@ impl Topology {
 }
 
 /// Warm fraction of a working set when a vCPU resumes on `to` after leaving `from`, while
-/// `foreign_ns` of other work ran on `from` since it left.
+/// `foreign_ns` of other work ran on `from` since it left. With `private_cache_kib`, a move
+/// within the socket keeps in the shared LLC all that was not evicted (`refill_ns` charges
+/// the private part's re-fetch from the LLC).
 pub fn cache_warmth(topo: &Topology, costs: &CostParams, from: usize, to: usize, foreign_ns: Ns) -> f64 {
     let kept = (-(foreign_ns as f64) / costs.cache_evict_tau_ns.max(1) as f64).exp();
     if from == to {
         kept
     } else if topo.socket_of(from) == topo.socket_of(to) {
-        costs.same_socket_warmth * kept
+        if costs.private_cache_kib > 0 {
+            kept
+        } else {
+            costs.same_socket_warmth * kept
+        }
     } else {
         0.0
     }
@@ -231,12 +260,18 @@ pub fn cached_kib(topo: &Topology, costs: &CostParams, ws_kib: u32) -> u32 {
     }
 }
 
-/// Time to refill the cold part of a working set of `ws_kib` KiB (only what the cache holds).
+/// Time to refill the cold part of a working set of `ws_kib` KiB (only what the cache holds)
+/// from memory; after a move to another core of the socket with `private_cache_kib`, also the
+/// re-fetch from the LLC of the warm part the old core's private cache held.
 pub fn refill_ns(topo: &Topology, costs: &CostParams, from: usize, to: usize, ws_kib: u32, warmth: f64) -> Ns {
-    let mib = cached_kib(topo, costs, ws_kib) as f64 / 1024.0;
+    let cached = cached_kib(topo, costs, ws_kib);
+    let mib = cached as f64 / 1024.0;
     let mut t = mib * (1.0 - warmth) * costs.cache_refill_ns_per_mib as f64;
     if topo.socket_of(from) != topo.socket_of(to) {
         t *= costs.cross_socket_refill_factor;
+    } else if from != to && costs.private_cache_kib > 0 {
+        let private_mib = cached.min(costs.private_cache_kib) as f64 / 1024.0;
+        t += private_mib * warmth * costs.llc_refill_ns_per_mib as f64;
     }
     t.round() as Ns
 }
@@ -264,6 +299,51 @@ mod tests {
         assert_eq!(refill_ns(&topo, &llc, 1, 2, 512, 0.0), refill_ns(&topo, &unbounded, 1, 2, 512, 0.0));
         assert_eq!(refill_ns(&topo, &llc, 1, 2, 8192, 0.0), refill_ns(&topo, &unbounded, 1, 2, 1024, 0.0));
         assert_eq!(cached_kib(&topo, &llc, 8192), 1024);
+    }
+
+    /// Seed 001's host as scenarios/consolidation-specvirt.toml sets it (2 x 3 cores).
+    fn westmere() -> (Topology, CostParams) {
+        let topo = Topology::new(2, 3, None, None, 3.33);
+        let c = CostParams { private_cache_kib: 256, llc_refill_ns_per_mib: 32_000, ..CostParams::default() };
+        (topo, c)
+    }
+
+    #[test]
+    fn a_move_within_the_socket_refetches_only_the_private_part_from_the_llc() {
+        let (topo, c) = westmere();
+        assert_eq!(cache_warmth(&topo, &c, 0, 1, 0), 1.0);
+        // 512 KiB warm in the L3: only the 256 KiB the old core's L2 held, at the L3 rate.
+        assert_eq!(refill_ns(&topo, &c, 0, 1, 512, cache_warmth(&topo, &c, 0, 1, 0)), 8_000);
+        // The flat model re-fetches 40 % of it from memory: 20 us.
+        let flat = CostParams::default();
+        assert_eq!(refill_ns(&topo, &flat, 0, 1, 512, cache_warmth(&topo, &flat, 0, 1, 0)), 20_000);
+    }
+
+    #[test]
+    fn a_working_set_within_the_private_cache_is_refetched_whole_from_the_llc() {
+        let (topo, c) = westmere();
+        assert_eq!(refill_ns(&topo, &c, 0, 2, 128, 1.0), 4_000);
+    }
+
+    #[test]
+    fn with_the_hierarchy_what_other_work_evicted_still_comes_from_memory() {
+        let (topo, c) = westmere();
+        let w = cache_warmth(&topo, &c, 0, 1, c.cache_evict_tau_ns);
+        assert!((w - (-1.0f64).exp()).abs() < 1e-12);
+        // 1 MiB: the evicted 63 % from memory at 100 us/MiB, the L2's 256 KiB of the rest from the L3.
+        let want = (1.0 - w) * 100_000.0 + 0.25 * w * 32_000.0;
+        assert_eq!(refill_ns(&topo, &c, 0, 1, 1024, w), want.round() as Ns);
+    }
+
+    #[test]
+    fn the_hierarchy_leaves_same_pcpu_and_cross_socket_refills_unchanged() {
+        let (topo, c) = westmere();
+        let flat = CostParams::default();
+        for (from, to, foreign) in [(1, 1, 0), (1, 1, 2_000_000), (0, 4, 0), (2, 3, 1_000_000)] {
+            let (wc, wf) = (cache_warmth(&topo, &c, from, to, foreign), cache_warmth(&topo, &flat, from, to, foreign));
+            assert_eq!(wc, wf);
+            assert_eq!(refill_ns(&topo, &c, from, to, 700, wc), refill_ns(&topo, &flat, from, to, 700, wf));
+        }
     }
 
     #[test]

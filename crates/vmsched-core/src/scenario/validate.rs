@@ -372,6 +372,16 @@ fn check_costs(h: &HostSpec) -> Res {
             return err(p, format!("must be at most 1e6, got {x}"));
         }
     }
+    let c = &h.costs;
+    if c.private_cache_kib > 0 && (c.llc_refill_ns_per_mib == 0 || c.llc_refill_ns_per_mib > c.cache_refill_ns_per_mib) {
+        return err(
+            "host.costs.llc_refill_ns_per_mib",
+            format!(
+                "must lie in 1..={} (cache_refill_ns_per_mib: the LLC is faster than memory) when private_cache_kib is set, got {}",
+                c.cache_refill_ns_per_mib, c.llc_refill_ns_per_mib
+            ),
+        );
+    }
     Ok(())
 }
 
@@ -1481,6 +1491,18 @@ threads = 2
         assert_path(
             &with_host("cores_per_socket = 2\n[host.costs]\ncross_socket_refill_factor = 0.5"),
             "host.costs.cross_socket_refill_factor",
+        );
+    }
+
+    #[test]
+    fn a_private_cache_without_an_llc_refill_rate_names_the_rate() {
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\nprivate_cache_kib = 256"),
+            "host.costs.llc_refill_ns_per_mib",
+        );
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\nprivate_cache_kib = 256\nllc_refill_ns_per_mib = 200000"),
+            "host.costs.llc_refill_ns_per_mib",
         );
     }
 
