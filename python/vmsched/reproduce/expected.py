@@ -454,15 +454,17 @@ GAPS: dict[str, dict[str, str]] = {
             "idle pCPU may not take, fall on the ring's critical path",
     },
     "vmkit-table2-3": {
-        "hackbench_2cpu_s": "model result 0.374 s: without affinity the model's hackbench scales "
+        "hackbench_2cpu_s": "model result 0.403 s: without affinity the model's hackbench scales "
             "with a second vCPU about as native Linux does in Table 3 (native 0.38 s; the model's "
-            "native 2/1 ratio 0.58 against 0.63, fitted with the affinity ratio). VMkit takes "
+            "native 2/1 ratio 0.63 against 0.633, fitted with the affinity ratio). VMkit takes "
             "0.69 s, no faster than on 1 CPU, where KVM takes 0.51; §7.3.3 gives no cause. The "
             "model's VMkit run pays VMkit's own exit round trip (Table 1: 4572 cycles against "
             "KVM's 2165, +963 ns on every exit), but without affinity both vCPUs stay busy and "
-            "exit rarely (about 6000 exits in the run, against 225,000 with affinity), so the "
-            "run is 0.374 s against native's 0.364 s: whatever slow path makes VMkit's "
-            "free-running hackbench lose the second CPU is not in it",
+            "exit rarely (about 6000 exits in the run, against 173,000 with affinity), so the "
+            "run is 0.403 s against native's 0.397 s. The messages' socket buffers that cross "
+            "the vCPUs (guest/channel.rs: 2.5 million lines, half the affinity run's) cost "
+            "native and VMkit alike: whatever slow path makes VMkit's free-running hackbench "
+            "lose the second CPU is not in it",
     },
     "vmkit-polling": {
         "kbuild_2vcpu_over_1vcpu_polling": "model result 1.35 of the 1-vCPU time (212 s against "
@@ -480,17 +482,5 @@ GAPS: dict[str, dict[str, str]] = {
             "vCPU or with a physical IPI); the parallel phase alone gives about 0.6. Four times "
             "the 1-vCPU time (628 s) would need about 2,200 such processes, 4.6 times what the "
             "sources give. Before the serial stages: 0.622",
-    },
-    "vmkit-table10-11": {
-        "hackbench_aff_offset_15_30": "model result 0.81 against the seed's 1.15 (the direction "
-            "holds: faster than synchronous, 1.40). With affinity, each message's socket state "
-            "ping-pongs between the two pCPUs while both vCPUs run (guest/channel.rs, cost fitted "
-            "to native Table 3) and a receiver that drained its socket halts its vCPU, so about one "
-            "message in four also costs an IPI and a halt exit at VMkit's round trip (Table 1: "
-            "112,000 of each in the 400,000-message run alone); while "
-            "one vCPU runs alone, its side works from its own cache until the sockets fill or "
-            "drain, which the offset pattern allows twice per 80 ms. The model's lone side pays "
-            "nothing for the data it later hands over; the seed's may (the message lines, left "
-            "out), and the seed's speed-up is smaller. Before VMkit's exit cost: 0.79",
     },
 }

@@ -11,10 +11,14 @@ second (§7.2; the workload's ``sender_affinity`` and ``receiver_affinity``). A 
 operation on state last written by the other pCPU pays the host's cross-core transfer
 (``host.costs.channel_transfer_ns``, ``guest/channel.rs``: "the information that a
 communication socket is readable must be transferred cross core", §7.3.3; the remote
-run-queue insertion, §7.4.2). That cost and the senders' share of a message's work are fitted
-to the seed's native Table 3 rows, run here as the same VM without hypervisor costs; the
-VMkit 2-vCPU rows, the NUMA placements of Table 9 and the background patterns of Tables 10-11
-follow from them.
+run-queue insertion, §7.4.2). Each message's socket buffer (100 bytes, the workload's
+``msg_bytes``: 6 cache lines with its ``sk_buff``) crosses to the receiver's pCPU, and the
+senders reuse buffers the receivers freed on theirs ("the messages which are written on one
+core and read from the other must be transferred over the interconnect", §7.4.2), each line at
+the host's cache-to-cache transfer (``ticket_transfer_cycles``, not fitted). The socket-state
+cost and the senders' share of a message's work are fitted to the seed's native Table 3 rows,
+run here as the same VM without hypervisor costs; the VMkit 2-vCPU rows, the NUMA placements of
+Table 9 and the background patterns of Tables 10-11 follow from them.
 
 The Linux build runs make with four jobs on every VM (§7.2) and each compile through
 Kbuild's recipe of short processes (the workload's ``recipe``), which the guest places by fork
@@ -270,8 +274,9 @@ TABLE2_3 = Reproduction(
           "to. Hackbench with affinity pins the senders to vCPU 0 and the receivers to vCPU 1. "
           "The native rows (the same VM without exit, world-switch and scheduler-call costs) fit "
           "the host's cross-core transfer of socket state and the senders' share of a message's "
-          "work (calibration.toml vmkit.host.channel_transfer_ns, vmkit.hackbench.send_fraction); the "
-          "VMkit 2-vCPU rows follow from them.",
+          "work (calibration.toml vmkit.host.channel_transfer_ns, vmkit.hackbench.send_fraction), "
+          "beside the messages' socket-buffer lines, which cross at the host's cache-to-cache "
+          "transfer (guest/channel.rs, not fitted); the VMkit 2-vCPU rows follow from them.",
 )
 
 
@@ -391,7 +396,9 @@ TABLE10_11 = Reproduction(
               lambda q: q["hackbench_aff_offset_15_30"] < q["hackbench_aff_sync_15_30"]),
     ],
     notes="Hackbench with affinity: senders on vCPU 0, receivers on vCPU 1; slowdowns against "
-          "the same run without background load.",
+          "the same run without background load. While one of its vCPUs runs alone, hackbench "
+          "with affinity works on until the sockets fill or drain, with the sockets' state in "
+          "its own cache; the messages' lines still cross once each way (guest/channel.rs).",
 )
 
 

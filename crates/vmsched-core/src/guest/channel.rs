@@ -1,40 +1,76 @@
-//! Cache-line transfer of a pipe or socket's shared state between pCPUs.
+//! Cache-line transfer of a pipe or socket's shared state, and of its messages, between pCPUs.
 //!
-//! Models: a bounded queue (`put`/`get` ops: hackbench's sockets, IMB's channels) has state
-//! that both ends write on every operation. In Linux 2.6.32 a write to a Unix stream socket
-//! (net/unix/af_unix.c `unix_stream_sendmsg`) takes the reader's `unix_state_lock`, appends
-//! to its `sk_receive_queue` and calls `sk_data_ready` (net/core/sock.c `sock_def_readable`),
-//! whose wake-up (kernel/sched.c `try_to_wake_up`) locks and updates the reader's runqueue; a
-//! read (`unix_stream_recvmsg`) dequeues from the same list and frees the buffer, whose
-//! destructor (`sock_wfree`) updates the writer's `sk_wmem_alloc` and may wake writers
-//! (`unix_write_space`). Those lines are in the cache of the pCPU that last operated on the
-//! queue. An operation from another pCPU misses on them and fetches them from there: it costs
-//! `host.costs.channel_transfer_ns`, times `cross_socket_refill_factor` when the two pCPUs sit
-//! on different sockets (the transfer crosses the socket interconnect). An operation from the
-//! pCPU that last touched the queue costs nothing extra.
+//! Models, first, the queue's shared state: a bounded queue (`put`/`get` ops: hackbench's
+//! sockets, IMB's channels) has state that both ends write on every operation. In Linux 2.6.32
+//! a write to a Unix stream socket (net/unix/af_unix.c `unix_stream_sendmsg`) takes the
+//! reader's `unix_state_lock`, appends to its `sk_receive_queue` and calls `sk_data_ready`
+//! (net/core/sock.c `sock_def_readable`), whose wake-up (kernel/sched.c `try_to_wake_up`) locks
+//! and updates the reader's runqueue; a read (`unix_stream_recvmsg`) dequeues from the same list
+//! and frees the buffer, whose destructor (`sock_wfree`) updates the writer's `sk_wmem_alloc`
+//! and may wake writers (`unix_write_space`). Those lines are in the cache of the pCPU that last
+//! operated on the queue. An operation from another pCPU misses on them and fetches them from
+//! there: it costs `host.costs.channel_transfer_ns`, times `cross_socket_refill_factor` when the
+//! two pCPUs sit on different sockets. An operation from the pCPU that last touched the queue
+//! costs nothing extra. So this cost depends on how the two ends interleave: when a writer and
+//! a reader on different pCPUs alternate message by message, every operation pays (the lines
+//! ping-pong); when one end runs alone (the other's vCPU descheduled, or the queue full or
+//! empty) consecutive operations hit. This is the "information that a communication socket is
+//! readable must be transferred cross core" and the remote run-queue insertion that seed 004
+//! names for hackbench with affinity (§7.3.3, §7.4.2). A thread pays for its own operation and,
+//! when an operation completes a blocked peer's (a put handed to a waiting getter, a get that
+//! admits a waiting putter), the peer pays for its access from the pCPU of its vCPU.
 //!
-//! So the cost depends on how the two ends interleave, not only on where they run: when a
-//! writer and a reader on different pCPUs run at the same time and alternate message by
-//! message, every operation pays (the lines ping-pong); when one end runs alone (the other's
-//! vCPU descheduled, or the queue full or empty) consecutive operations hit. This is the
-//! "information that a communication socket is readable must be transferred cross core" and
-//! the remote run-queue insertion that seed 004 names for hackbench with affinity (§7.3.3,
-//! §7.4.2).
+//! Second, the message itself (a put with `msg_bytes`; hackbench's 100 bytes): "the messages
+//! which are written on one core and read from the other must be transferred over the
+//! interconnect" (seed 004 §7.4.2). `unix_stream_sendmsg` allocates a buffer
+//! (`sock_alloc_send_skb` → net/core/skbuff.c `__alloc_skb`: a `struct sk_buff` from
+//! `skbuff_head_cache`, cleared up to `tail`, and a kmalloc'd data area whose end holds
+//! `struct skb_shared_info`, initialised) and copies the message into it
+//! (`memcpy_fromiovec`); `unix_stream_recvmsg` reads the `sk_buff` (list links, `cb`, `len`,
+//! `data`, `destructor`), copies the data out (`skb_copy_datagram_iovec`, which reads the
+//! shared info's `nr_frags` and `frag_list`) and frees both (`consume_skb` →
+//! `skb_release_data` decrements the shared info's `dataref`; `kmem_cache_free`, `kfree`). On
+//! the seed's i386 guest (Linux 2.6.32 include/linux/skbuff.h) the `sk_buff` spans
+//! `SKB_HEAD_LINES` = 3 cache lines of 64 bytes (about 160 bytes: links, `sk`, `tstamp`,
+//! `dev`, 48 bytes of `cb`, lengths, flags, `destructor`, the header offsets, `head`, `data`,
+//! `truesize`, `users`), the shared info's fields used here one line, and the data
+//! `ceil(bytes / 64)` lines (the kmalloc'd area is line-aligned and the message starts at its
+//! head: no headroom is reserved). The reader fetches every line of a message written on
+//! another pCPU (`message_read`). The freed objects go back through the slab allocator
+//! (mm/slab.c, the allocator of 2.6.32's default config): `__cache_free` puts an object on
+//! the freeing CPU's array (`array_cache`, `SLAB_CPU_LIMIT` = 120 objects for objects up to
+//! 256 bytes, `enable_cpucache`); when that is full, `cache_flusharray` moves its oldest
+//! `SLAB_BATCH` = 60 to the node's shared pool; `____cache_alloc` takes the CPU's most recently
+//! freed object, and an empty array refills from the shared pool (`cache_alloc_refill`). So a
+//! writer whose receivers run on another CPU allocates buffers freed there, and its writes
+//! must first take those lines from the freeing CPU's cache (`message_write`): a message's
+//! lines cross cores twice, once each way, however the two ends interleave, while a writer
+//! and reader on one CPU recycle their buffers locally and pay nothing. Each line costs the
+//! host's cache-to-cache transfer (`ticket_transfer_cycles` on one socket,
+//! `ticket_transfer_remote_cycles` across; Levinthal's guide, see host/mod.rs). With
+//! no `msg_bytes` (0) no data is modelled (IMB's channels, whose copies are their work).
 //!
-//! A thread pays for its own operation and, when an operation completes a blocked peer's
-//! (a put handed to a waiting getter, a get that admits a waiting putter), the peer pays for
-//! its access from the pCPU of its vCPU. The cost is owed by the thread and added to its next
-//! compute (the first work after the operation, which is where the misses stall it); a thread
-//! that exits with no work left drops what it owes.
+//! The cost is owed by the thread and added to its next compute (the first work after the
+//! operation, which is where the misses stall it); a thread that exits with no work left drops
+//! what it owes.
 //!
-//! Leaves out: the message data itself (about two lines per 100-byte message, written once and
-//! read once, which a reader draining a full queue fetches with memory-level parallelism),
-//! separate costs per line and per structure (one cost per operation; the seed's host gives
-//! only the total through native hackbench, Table 3), and contention between more than two
-//! pCPUs (the lines have one owner at a time).
+//! Leaves out: memory-level parallelism (the lines of a message are charged one after the
+//! other; the reader's dependent chain, list link → `sk_buff` → data and shared info, is
+//! three misses deep, the data's two lines could overlap); separate costs per line and per
+//! structure for the queue's state (one fitted cost per operation: the seed's host gives only
+//! the total through native hackbench, Table 3); lines evicted from the owner's cache while
+//! it ran something else (they are then fetched from L3 or memory, which costs about as much,
+//! 40-60 ns against 75 cycles, Levinthal p. 22); the data kmalloc cache's smaller array
+//! (objects of 256-1024 bytes: limit 54), taken as the `sk_buff`'s; a buffer's first use
+//! (fresh slab pages, free); contention between more than two pCPUs (the lines have one owner
+//! at a time).
 //!
-//! Sources: seed 004 §7.3.3, §7.4.2 and Table 3 (native rows: the fit); Linux 2.6.32
-//! net/unix/af_unix.c, net/core/sock.c, kernel/sched.c as named above.
+//! Sources: seed 004 §7.2 (message size 100 bytes), §7.3.3, §7.4.2 and Table 3 (native rows:
+//! the fit); hackbench's `DATASIZE` 100 (Linux tools/perf/bench/sched-messaging.c, derived from
+//! rt-tests hackbench); Linux 2.6.32 net/unix/af_unix.c, net/core/sock.c, net/core/skbuff.c,
+//! include/linux/skbuff.h, mm/slab.c, kernel/sched.c as named above.
+
+use std::collections::BTreeMap;
 
 use crate::engine::Ns;
 use crate::sim::state::*;
@@ -63,5 +99,212 @@ impl World {
         };
         self.threads[t].comm_debt_ns += ns;
         self.vms[vm].channel_transfers += 1;
+    }
+}
+
+/// Bytes per cache line on the seed's hosts (64 on every x86 processor in the seeds).
+pub const CACHE_LINE_BYTES: u32 = 64;
+/// Lines of a `struct sk_buff` on an i386 Linux 2.6.32 guest (about 160 bytes).
+pub const SKB_HEAD_LINES: u32 = 3;
+/// Lines of `struct skb_shared_info` that a send and a receive touch (`dataref`, `nr_frags`,
+/// `frag_list` lie at its start).
+pub const SKB_SHINFO_LINES: u32 = 1;
+/// mm/slab.c `enable_cpucache`: a CPU's array holds up to 120 objects of at most 256 bytes.
+pub const SLAB_CPU_LIMIT: usize = 120;
+/// mm/slab.c: `batchcount` = (limit + 1) / 2 objects move to the shared pool at a flush.
+pub const SLAB_BATCH: usize = 60;
+
+/// Cache lines a message of `bytes` occupies with its socket buffer (0: not modelled).
+pub fn message_lines(bytes: u32) -> u32 {
+    if bytes == 0 {
+        0
+    } else {
+        SKB_HEAD_LINES + SKB_SHINFO_LINES + bytes.div_ceil(CACHE_LINE_BYTES)
+    }
+}
+
+/// The slab allocator's freed socket buffers of one VM: per vCPU the pCPU each object was
+/// freed on (the top is the most recent), and the node's shared pool.
+#[derive(Debug, Default)]
+pub struct SkbCache {
+    per_vcpu: BTreeMap<VcpuId, Vec<PcpuId>>,
+    shared: Vec<PcpuId>,
+}
+
+impl World {
+    fn thread_pcpu(&self, t: ThreadId) -> PcpuId {
+        let v = self.threads[t].vcpu;
+        self.vcpus[v].running_on().unwrap_or(self.vcpus[v].last_pcpu)
+    }
+
+    /// Time to fetch `lines` cache lines last written on pCPU `from` into pCPU `to`.
+    fn lines_ns(&self, from: PcpuId, to: PcpuId, lines: u32) -> Ns {
+        if from == to || lines == 0 {
+            return 0;
+        }
+        let per_line = if self.topo.socket_of(from) == self.topo.socket_of(to) {
+            self.costs.ticket_transfer_cycles
+        } else {
+            self.costs.ticket_transfer_remote_cycles
+        };
+        if per_line == 0 {
+            return 0;
+        }
+        self.topo.cycles_to_ns(per_line * lines as u64)
+    }
+
+    /// Thread `t` allocates a buffer for a message of `lines` cache lines and writes it.
+    /// Owes the fetch of the buffer's lines if it was last freed on another pCPU. Returns the
+    /// pCPU the message was written on (None: no data modelled).
+    pub(crate) fn message_write(&mut self, t: ThreadId, lines: u32) -> Option<PcpuId> {
+        if lines == 0 {
+            return None;
+        }
+        let p = self.thread_pcpu(t);
+        let v = self.threads[t].vcpu;
+        let vm = self.threads[t].vm;
+        let cache = &mut self.vms[vm].skb_cache;
+        let freed_on = cache.per_vcpu.get_mut(&v).and_then(|a| a.pop()).or_else(|| cache.shared.pop());
+        if let Some(f) = freed_on {
+            let ns = self.lines_ns(f, p, lines);
+            if ns > 0 {
+                self.threads[t].comm_debt_ns += ns;
+                self.vms[vm].message_line_transfers += lines as u64;
+            }
+        }
+        Some(p)
+    }
+
+    /// Thread `t` reads a message of `lines` cache lines written on pCPU `written` and frees
+    /// its buffer onto its vCPU's slab array. Owes the fetch of the lines from there.
+    pub(crate) fn message_read(&mut self, t: ThreadId, written: Option<PcpuId>, lines: u32) {
+        let Some(w) = written else { return };
+        let p = self.thread_pcpu(t);
+        let ns = self.lines_ns(w, p, lines);
+        let vm = self.threads[t].vm;
+        if ns > 0 {
+            self.threads[t].comm_debt_ns += ns;
+            self.vms[vm].message_line_transfers += lines as u64;
+        }
+        let v = self.threads[t].vcpu;
+        let cache = &mut self.vms[vm].skb_cache;
+        let array = cache.per_vcpu.entry(v).or_default();
+        array.push(p);
+        if array.len() > SLAB_CPU_LIMIT {
+            cache.shared.extend(array.drain(..SLAB_BATCH));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::from_toml_str;
+    use crate::sim::{Overrides, Results, Simulation};
+
+    /// A producer and a consumer over one 64-deep queue of 100-byte messages (`msg_bytes`),
+    /// `msgs` messages, 10 µs of work per message on the producer's side and 8 on the
+    /// consumer's. `bursts`: each side works in turns of 64 messages, the producer sleeping
+    /// 1 ms after each, the consumer starting 0.82 ms later and sleeping 1.128 ms after each
+    /// (same 1.64 ms period), so one runs while the other sleeps; otherwise the consumer drains
+    /// the queue and waits for every message. `pin`: the vCPUs' pCPUs; `roles`: the two
+    /// threads' vCPUs. The queue's state costs 1 ns per transfer: counted, not felt.
+    fn exchange(msg_bytes: u32, msgs: u32, bursts: bool, pin: &str, roles: (u32, u32)) -> Results {
+        let (turns, turn) = if bursts { (msgs / 64, 64) } else { (msgs, 1) };
+        let sleep = |us: f64| if bursts { format!(r#", {{ op = "sleep", us = {us} }}"#) } else { String::new() };
+        let (p_sleep, c_sleep) = (sleep(1000.0), sleep(1128.0));
+        let c_first = if bursts { r#"{ op = "sleep", us = 820.0 }, "# } else { "" };
+        let text = format!(
+            r#"
+[host]
+sockets = 2
+cores_per_socket = 2
+cpu_ghz = 2.5
+[host.costs]
+channel_transfer_ns = 1
+[hypervisor]
+scheduler = "credit"
+[[vms]]
+vcpus = 2
+pin = {pin}
+[[vms.workloads]]
+kind = "custom"
+groups = [
+  {{ threads = 1, affinity = [{p}], program = [{{ op = "loop", count = {turns}, body = [{{ op = "loop", count = {turn}, body = [{{ op = "compute", us = 10.0 }}, {{ op = "put", queue = "q", msg_bytes = {msg_bytes} }}] }}{p_sleep}] }}] }},
+  {{ threads = 1, affinity = [{c}], program = [{c_first}{{ op = "loop", count = {turns}, body = [{{ op = "loop", count = {turn}, body = [{{ op = "get", queue = "q" }}, {{ op = "compute", us = 8.0 }}] }}{c_sleep}] }}] }},
+]
+"#,
+            p = roles.0,
+            c = roles.1,
+        );
+        let sc = from_toml_str(&text).expect("scenario parses");
+        let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
+        sim.run().expect("no invariant violated")
+    }
+
+    fn done_ms(r: &Results) -> f64 {
+        r.vms[0].completion_ns.expect("VM finished") as f64 / 1e6
+    }
+
+    #[test]
+    fn a_hackbench_message_spans_the_sk_buff_its_shared_info_and_its_data() {
+        assert_eq!(message_lines(0), 0, "no message data modelled");
+        assert_eq!(message_lines(100), 3 + 1 + 2, "100 bytes: two data lines");
+        assert_eq!(message_lines(64), 3 + 1 + 1);
+        assert_eq!(message_lines(65), 3 + 1 + 2);
+    }
+
+    /// Apart (vCPUs on pCPUs 0 and 1), every message's 6 lines cross once to the reader, and
+    /// the writer's buffers, freed by the reader onto its CPU's slab array and handed back
+    /// through the shared pool, cross again: about 12 lines per message, whether the two ends
+    /// alternate message by message or take turns of 64 (where the queue's own state crosses
+    /// only about once per turn). Only the first buffers, fresh from
+    /// the slab before the reader's array first overflows, come free.
+    #[test]
+    fn message_lines_cross_cores_each_way_however_the_ends_interleave() {
+        let msgs = 1920;
+        let pingpong = exchange(100, msgs, false, "[0, 1]", (0, 1));
+        let runs = exchange(100, msgs, true, "[0, 1]", (0, 1));
+        for (name, r) in [("message by message", &pingpong), ("in turns of 64", &runs)] {
+            let lines = r.vms[0].message_line_transfers as f64;
+            let state = r.vms[0].channel_transfers as f64;
+            eprintln!("{name}: {:.2} lines per message, {:.3} state transfers per message, {:.2} ms", lines / msgs as f64, state / msgs as f64, done_ms(r));
+            let read = 6.0 * msgs as f64;
+            let written = lines - read;
+            assert!(written <= 6.0 * msgs as f64 && written >= 6.0 * (msgs as f64 - 2.0 * (SLAB_CPU_LIMIT + SLAB_BATCH) as f64),
+                "{name}: {written} lines fetched by the writer");
+        }
+        // channel_transfer_ns is 1 ns here: the state is barely charged, but its count says how
+        // the ends interleave.
+        assert!(runs.vms[0].channel_transfers * 10 < pingpong.vms[0].channel_transfers,
+            "state transfers: in runs {}, message by message {}", runs.vms[0].channel_transfers, pingpong.vms[0].channel_transfers);
+    }
+
+    /// With both ends on one vCPU the reader frees onto the array the writer allocates from,
+    /// and no line moves; with no message size (`msg_bytes` 0) nothing is counted either.
+    #[test]
+    fn buffers_recycle_locally_when_writer_and_reader_share_a_cpu() {
+        let stacked = exchange(100, 640, false, "[0, 1]", (0, 0));
+        assert_eq!(stacked.vms[0].message_line_transfers, 0);
+        let no_data = exchange(0, 640, false, "[0, 1]", (0, 1));
+        assert_eq!(no_data.vms[0].message_line_transfers, 0);
+    }
+
+    /// The lines cost the host's cache-to-cache transfer: `ticket_transfer_cycles` each on one
+    /// socket, `ticket_transfer_remote_cycles` across sockets. The writer, the slower side,
+    /// paces the exchange and pays its 6 lines per message.
+    #[test]
+    fn message_lines_cost_the_hosts_line_transfer_more_across_sockets() {
+        let msgs = 1920;
+        let c = crate::host::CostParams::default();
+        let base = done_ms(&exchange(0, msgs, false, "[0, 1]", (0, 1)));
+        let same = done_ms(&exchange(100, msgs, false, "[0, 1]", (0, 1)));
+        let cross = done_ms(&exchange(100, msgs, false, "[0, 2]", (0, 1)));
+        let line_ms = |cycles: u64| msgs as f64 * 6.0 * cycles as f64 / 2.5 / 1e6;
+        eprintln!("no data {base:.3} ms; same socket {same:.3} ms (+{:.3}, lines {:.3}); cross {cross:.3} ms (+{:.3}, lines {:.3})",
+            same - base, line_ms(c.ticket_transfer_cycles), cross - base, line_ms(c.ticket_transfer_remote_cycles));
+        assert!(same - base > 0.8 * line_ms(c.ticket_transfer_cycles) && same - base < 2.2 * line_ms(c.ticket_transfer_cycles),
+            "same socket: +{:.3} ms", same - base);
+        assert!(cross - base > 0.8 * line_ms(c.ticket_transfer_remote_cycles), "cross socket: +{:.3} ms", cross - base);
     }
 }

@@ -268,8 +268,8 @@ impl World {
                         return;
                     }
                 }
-                Instr::Put { queue } => {
-                    if self.queue_put(t, queue) {
+                Instr::Put { queue, msg_lines } => {
+                    if self.queue_put(t, queue, msg_lines) {
                         return;
                     }
                 }
@@ -576,18 +576,26 @@ impl World {
 
     // ---- queues ----
 
-    /// Returns true if the thread blocked.
-    fn queue_put(&mut self, t: ThreadId, q: usize) -> bool {
+    /// Returns true if the thread blocked. A message of `msg_lines` cache lines is written
+    /// into a buffer when it enters the queue and read (and the buffer freed) when it leaves
+    /// (`guest::channel`).
+    fn queue_put(&mut self, t: ThreadId, q: usize, msg_lines: u32) -> bool {
         let vm = self.threads[t].vm;
         let v = self.threads[t].vcpu;
         self.channel_touch(t, q);
         let qu = &mut self.vms[vm].queues[q];
+        qu.msg_lines = msg_lines;
         if let Some(g) = qu.getters.pop_front() {
             self.wake_thread(g, Some(v));
             self.channel_touch(g, q);
+            let written = self.message_write(t, msg_lines);
+            self.message_read(g, written, msg_lines);
             false
         } else if qu.items < qu.capacity {
             qu.items += 1;
+            if let Some(p) = self.message_write(t, msg_lines) {
+                self.vms[vm].queues[q].in_flight.push_back(p);
+            }
             false
         } else {
             qu.putters.push_back(t);
@@ -603,10 +611,17 @@ impl World {
         let qu = &mut self.vms[vm].queues[q];
         if qu.items > 0 {
             qu.items -= 1;
+            let lines = qu.msg_lines;
+            let written = qu.in_flight.pop_front();
+            self.message_read(t, written, lines);
+            let qu = &mut self.vms[vm].queues[q];
             if let Some(p) = qu.putters.pop_front() {
                 qu.items += 1;
                 self.wake_thread(p, Some(v));
                 self.channel_touch(p, q);
+                if let Some(w) = self.message_write(p, lines) {
+                    self.vms[vm].queues[q].in_flight.push_back(w);
+                }
             }
             false
         } else {

@@ -15,7 +15,8 @@ pub enum Instr {
     Lock { lock: usize, cs_us: DurationUs },
     Mutex { mutex: usize, cs_us: DurationUs, spin_us: f64 },
     Barrier { barrier: usize, spin_us: f64 },
-    Put { queue: usize },
+    /// `msg_lines`: cache lines a message's buffer occupies (`guest::channel`), 0 = none.
+    Put { queue: usize, msg_lines: u32 },
     Get { queue: usize },
     CondWait { cond: usize },
     CondSignal { cond: usize },
@@ -107,10 +108,10 @@ impl<'a> Compiler<'a> {
                     let (b, _) = *self.names.barriers.entry(barrier.clone()).or_insert((n, *parties));
                     p.code.push(Instr::Barrier { barrier: b, spin_us: *spin_us })
                 }
-                OpSpec::Put { queue, capacity } => {
+                OpSpec::Put { queue, capacity, msg_bytes } => {
                     let n = self.names.queues.len();
                     let (q, _) = *self.names.queues.entry(queue.clone()).or_insert((n, *capacity));
-                    p.code.push(Instr::Put { queue: q })
+                    p.code.push(Instr::Put { queue: q, msg_lines: crate::guest::channel::message_lines(*msg_bytes) })
                 }
                 OpSpec::Get { queue, capacity } => {
                     let n = self.names.queues.len();

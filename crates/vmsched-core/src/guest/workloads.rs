@@ -132,6 +132,12 @@ pub struct HackbenchParams {
     /// `unix_stream_recvmsg` dequeues, copies and frees it (net/unix/af_unix.c).
     #[serde(default)]
     pub recv_us: Option<f64>,
+    /// Bytes per message, copied into a socket buffer by the sender and out by the receiver
+    /// (`guest::channel`; 0 = the data is not modelled). Hackbench's `DATASIZE`, 100 (Linux
+    /// tools/perf/bench/sched-messaging.c, from rt-tests hackbench; seed 004 §7.2: "The
+    /// message size is 100 bytes").
+    #[serde(default = "d_hackbench_msg_bytes")]
+    pub msg_bytes: u32,
     /// Guest CPU affinity for all threads (e.g. [0] to keep everything on vCPU0).
     #[serde(default)]
     pub affinity: Option<Vec<u32>>,
@@ -163,6 +169,9 @@ fn d_loops() -> u64 {
 }
 fn d_msg_us() -> f64 {
     2.0
+}
+fn d_hackbench_msg_bytes() -> u32 {
+    100
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -581,7 +590,7 @@ pub fn hackbench(p: &HackbenchParams, tag: &str) -> Vec<ThreadGroupSpec> {
         let mut send = Vec::new();
         for r in 0..p.fds {
             send.push(compute(DurationUs::fixed(p.msg_us), 0.0));
-            send.push(OpSpec::Put { queue: format!("{tag}.g{g}.r{r}"), capacity: 64 });
+            send.push(OpSpec::Put { queue: format!("{tag}.g{g}.r{r}"), capacity: 64, msg_bytes: p.msg_bytes });
         }
         groups.push(ThreadGroupSpec {
             threads: p.fds,
@@ -790,7 +799,7 @@ pub fn imb(vcpus: u32, p: &ImbParams, tag: &str) -> Vec<ThreadGroupSpec> {
     // The channel into rank `to` from its left (`from_left`) or right neighbour.
     let chan = |to: u32, from_left: bool| format!("{tag}.to{to}.from_{}", if from_left { "left" } else { "right" });
     let send = |to: u32, from_left: bool| {
-        vec![compute(DurationUs::fixed(side_us), mem), OpSpec::Put { queue: chan(to, from_left), capacity: IMB_INBOX_MSGS }]
+        vec![compute(DurationUs::fixed(side_us), mem), OpSpec::Put { queue: chan(to, from_left), capacity: IMB_INBOX_MSGS, msg_bytes: 0 }]
     };
     let recv = |at: u32, from_left: bool| {
         vec![OpSpec::Get { queue: chan(at, from_left), capacity: IMB_INBOX_MSGS }, compute(DurationUs::fixed(side_us), mem)]

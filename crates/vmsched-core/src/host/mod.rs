@@ -59,6 +59,7 @@ pub struct CostParams {
     /// Ticket spinlock release: one polling waiter's re-read of the invalidated lock line when
     /// it runs on the releaser's socket, in cycles of `cpu_ghz`; the hand-off grows by half the
     /// polling waiters' re-reads (`guest::ticket`, Boyd-Wickizer et al. 2012 §4: `s + c·k/2`).
+    /// Also each cache line of a message's socket buffer moved between pCPUs (`guest::channel`).
     /// 0 = not modelled. Source: Levinthal, Intel Core i7 / Xeon 5500 Performance Analysis
     /// Guide (2009) p. 22: L3 hit on a line modified in another core, ~75 cycles (40 ns at
     /// seed 000's 1.86 GHz Xeon E7-4807).

@@ -34,6 +34,8 @@ pub struct VmResult {
     pub ops: u64,
     /// Queue operations that fetched the queue's state from another pCPU (`guest::channel`).
     pub channel_transfers: u64,
+    /// Message-buffer cache lines fetched from another pCPU (`guest::channel`).
+    pub message_line_transfers: u64,
     /// Virtual IPIs whose message crossed sockets (`hv::xsocket`).
     pub cross_socket_messages: u64,
     pub cpu_ns: Ns,
@@ -187,6 +189,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             completion_ns: vm.finished_at,
             ops: vm.ops,
             channel_transfers: vm.channel_transfers,
+            message_line_transfers: vm.message_line_transfers,
             cross_socket_messages: vm.cross_socket_messages,
             cpu_ns: cpu,
             guest_ns: GuestTime { on_cpu: t, halted, steal },

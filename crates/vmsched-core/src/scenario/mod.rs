@@ -507,6 +507,10 @@ pub enum OpSpec {
         queue: String,
         #[serde(default = "default_capacity")]
         capacity: u32,
+        /// Bytes of each message, copied into a socket buffer by the writer and out of it by
+        /// the reader (`guest::channel`); 0 = the message data is not modelled.
+        #[serde(default)]
+        msg_bytes: u32,
     },
     Get {
         queue: String,

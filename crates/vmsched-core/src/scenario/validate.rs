@@ -951,7 +951,7 @@ fn check_op(p: &str, op: &OpSpec, cx: &mut OpCtx, objs: &mut Objects) -> Res {
             }
             Ok(())
         }
-        OpSpec::Put { queue, capacity } => {
+        OpSpec::Put { queue, capacity, .. } => {
             objs.queue(p, queue, *capacity)?;
             objs.puts.insert(queue.clone());
             Ok(())

@@ -261,6 +261,8 @@ impl Simulation {
                 balance_timer: Timer::default(),
                 ops: 0,
                 channel_transfers: 0,
+                message_line_transfers: 0,
+                skb_cache: Default::default(),
                 cross_socket_messages: 0,
                 hotplug_spec: vs.guest.hotplug.clone(),
                 hotplug: Default::default(),

@@ -379,6 +379,10 @@ pub struct QueueObj {
     pub putters: VecDeque<ThreadId>,
     /// The pCPU whose cache holds the queue's shared state (`guest::channel`).
     pub last_pcpu: Option<PcpuId>,
+    /// Cache lines of one message's buffer, as the last put gave them (`guest::channel`).
+    pub msg_lines: u32,
+    /// Where each queued message was written: the writer's pCPU, oldest first.
+    pub in_flight: VecDeque<PcpuId>,
 }
 
 #[derive(Debug, Default)]
@@ -433,6 +437,10 @@ pub struct Vm {
     pub ops: u64,
     /// Queue operations that fetched the queue's state from another pCPU (`guest::channel`).
     pub channel_transfers: u64,
+    /// Message-buffer cache lines fetched from another pCPU (`guest::channel`).
+    pub message_line_transfers: u64,
+    /// Freed socket buffers per vCPU and in the shared pool (`guest::channel`).
+    pub skb_cache: crate::guest::channel::SkbCache,
     /// Virtual IPIs whose message crossed sockets (`hv::xsocket`).
     pub cross_socket_messages: u64,
     pub hotplug_spec: crate::scenario::HotplugSpec,
