@@ -85,8 +85,7 @@ impl World {
         if cost == 0 {
             return;
         }
-        let v = self.threads[t].vcpu;
-        let p = self.vcpus[v].running_on().unwrap_or(self.vcpus[v].last_pcpu);
+        let p = self.thread_pcpu(t);
         let vm = self.threads[t].vm;
         let Some(from) = self.vms[vm].queues[q].last_pcpu.replace(p) else { return };
         if from == p {
@@ -132,6 +131,7 @@ pub struct SkbCache {
 }
 
 impl World {
+    /// The pCPU thread `t`'s vCPU runs on or, not running, last ran on (its threads run there next).
     fn thread_pcpu(&self, t: ThreadId) -> PcpuId {
         let v = self.threads[t].vcpu;
         self.vcpus[v].running_on().unwrap_or(self.vcpus[v].last_pcpu)
