@@ -593,8 +593,9 @@ impl Credit {
         if self.flexw.is_some() {
             let usage = self.vm_usage(view);
             let configured: Vec<u32> = view.vms.iter().map(|vm| vm.weight).collect();
+            let vcpus: Vec<usize> = view.vms.iter().map(|vm| vm.vcpus.len()).collect();
             if let Some(f) = &mut self.flexw {
-                f.on_acct(view.now, view.n_pcpus(), &configured, &usage);
+                f.on_acct(view.now, view.n_pcpus(), &configured, &vcpus, &usage);
             }
         }
         let ncpu = view.n_pcpus() as i64;
