@@ -21,9 +21,9 @@
 //!   version — a 30 ms window is one credit slice, so a VM's usage in one period is a whole
 //!   number of slices (VM lags of −300 %..+100 % on `flex-fairness`) and `w + w·lag` swings
 //!   weights between 1 and 65535. Measured on `scenarios/flex-fairness.toml` (mean |relative
-//!   lag|): 14 % at g = 1, 1.9 % at 0.25; the in-accounting version with the same 30 ms window
-//!   gives 12.3 % at g = 1 and 1.2 % at 0.25, and with the lag over the time since the last
-//!   reset 1.7 % at g = 1 (docs/policies.md `## flexw`).
+//!   lag|, session 9): 13.1 % at g = 1, 2.2 % at 0.25; the in-accounting version with the same
+//!   30 ms window gives 12.1 % at g = 1 and 1.2 % at 0.25, and with the lag over the time since
+//!   the last reset 2.4 % at g = 1 (docs/policies.md `## flexw`).
 //!
 //! Leaves out: the per-vCPU split of the seed's Xen implementation (it adjusts the VM's credit
 //! refill; here the scheduler's own weight semantics — credit: every active vCPU of a VM weighs

@@ -464,7 +464,8 @@ mod scenario_tests {
         let whole: f64 = (0..4).map(|vm| ((runs[20].0[vm] - runs[20].1[vm] * 20.0 * host_s_ns) / (runs[20].1[vm] * 20.0 * host_s_ns)).abs()).sum::<f64>() / 4.0;
         let windows: f64 = window_lags.iter().map(|l| l.abs()).sum::<f64>() / window_lags.len() as f64;
         let worst = window_lags.iter().fold(0.0f64, |m, l| m.max(l.abs()));
-        // Measured: 1.7 % over the run, 34 % over 1 s windows, a VM 105 % off in its worst second.
+        // Measured: 2.4 % over the run, 30.7 % over 1 s windows, a VM 136 % off in its worst second
+        // (session 8, before credit took Xen's active_sdom order: 1.7 %, 34 %, 105 %).
         assert!(whole <= 0.05, "whole run: {whole:.3}");
         assert!(windows > 0.25 && windows > 10.0 * whole, "1 s windows: {windows:.3} (whole {whole:.3})");
         assert!(worst > 0.9, "worst VM-second: {worst:.3}");
