@@ -382,41 +382,27 @@ GAPS: dict[str, dict[str, str]] = {
             "with CSRC / softirq = 1.00 the claim needs CSRC itself to slow light load down",
     },
     # -- seed 002: Flex ------------------------------------------------------------------------
-    "flex-fairness": {
-        "Flex keeps the mean relative lag at most 5 % for every number of VMs (the slide's 'no "
-        "more than 5 % unfairness', one value per number of VMs)":
-            "model result: FlexW (in credit's accounting, gain 1, lag since the last reset, 30 ms "
-            "period) keeps the mean over the 20 s run within 5 % with 2-4, 6 and 8 VMs but reaches "
-            "5.6 % with 5 VMs and 5.2 % with 7 (worst single VM 10 %). The loop does not settle: the "
-            "real-time weight compounds a lag that is itself an average since the reset, so the "
-            "shares swing with growing amplitude until the next reset (5 VMs, 150 ms windows after "
-            "the 10 s reset: the 3-vCPU VM gets nothing for 600 ms, then 3.5x its share). Over 1 s "
-            "windows the mean |lag| is 34-58 % with 4-8 VMs, against credit's steady 39-47 %; the "
-            "run's average nets the swings out to a value that depends on where the run cuts them "
-            "(5-8 VMs: 3.9-8.4 % over 10 s, at most 3.8 % over 30 s, 4.0 % over 60 s). The hogs "
-            "have no randomness: seeds 1-8 give identical lags, so there is no seed noise to average "
-            "over; the noise is where the run cuts the swing: with the run ending anywhere from 15 "
-            "to 25 s the 5-VM value lies between 2.0 and 5.6 %, the 7-VM one between 3.7 and 7.2 %. "
-            "Credit's own mechanics limit it too: with static weights in the ideal ratio (1/vCPUs, "
-            "no FlexW) credit gives 0.15 % with 4 VMs but 3.6 % with 5 and 7.1 % with 7 (the "
-            "1-vCPU VMs get 2-14 % less than GPS), so matching GPS takes weights beyond the "
-            "ideal ratio. The slides give neither the run "
-            "length nor the interval the relative lag is taken over",
-    },
     "flex-parallel": {
         "mix_flex_gain_over_balance_pct":
-            "model result, mean over seeds 1-8: 39.7 % (balance+cap 8.64 s, Flex 6.19 s), 1.7 "
-            "points above the band; as a reduction of balance+cap's time it would be 28 %, but the "
-            "paper's abstract counts its gains as ratios ('up to 10x'). Balance+cap here is the "
-            "cited work's own (balance over cfs with a whole-VM CFS bandwidth quota, Sukwong & "
-            "Kim's KVM host). Over credit with credit's per-vCPU cap "
+            "model result, mean over seeds 1-8: 46.6 % (balance+cap 8.64 s, Flex 5.89 s), 8.6 "
+            "points above the band. Until session 9 it was 39.7 % (Flex 6.19 s): Flex got faster "
+            "when credit's csched_acct came to visit the domains in Xen's prv->active_sdom order "
+            "(a domain enters at the head, and a saturated one behind an unsaturated one moves to "
+            "the head, so its surplus credit reaches every other domain from the next accounting; "
+            "before, VMs were visited in index order and a saturated VM's surplus went only to "
+            "those after it): FlexW alone 7.49 -> 7.37 s, Flex 6.19 -> 5.89 s. Capping FlexW's "
+            "fair share at the peak demand instead of the measured demand (session 9) moves Flex "
+            "by 0.1 % (5.889 s capped at the demand). As a reduction of balance+cap's time it "
+            "would be 32 %, but the paper's abstract counts its gains as ratios ('up to 10x'). "
+            "Balance+cap here is the cited work's own (balance over cfs with a whole-VM CFS "
+            "bandwidth quota, Sukwong & Kim's KVM host). Over credit with credit's per-vCPU cap "
             "(mix_flex_gain_over_balance_credit_pct) it stalls: csched_acct parks each capped vCPU "
             "on its own, the parked vCPU's siblings spin at the next barrier (up to 100 ms) and "
-            "burn their credit, so the 4-vCPU VM spends 97 % of its CPU time spinning and finishes "
-            "at 133-166 s (gain 884 %). The slides give neither the host nor the NAS phase lengths "
-            "between barriers (the model's: 1 ms), and the 'CO' of 'balance+cap+CO' (if "
-            "co-scheduling, it would park siblings together) is not modelled; the headline stays "
-            "on the cited work's host for that textual reason alone"
+            "burn their credit, so the 4-vCPU VM spends 96-97 % of its CPU time spinning and "
+            "finishes at 132-170 s (gain 926 %). The slides give neither the host nor the NAS "
+            "phase lengths between barriers (the model's: 1 ms), and the 'CO' of "
+            "'balance+cap+CO' (if co-scheduling, it would park siblings together) is not "
+            "modelled; the headline stays on the cited work's host for that textual reason alone"
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
     "dp-stream": {

@@ -13,7 +13,10 @@
 //!   runs `csched_schedule` (and so `csched_load_balance`) when tickled
 //!   (`csched_schedule` stops the ticker when it picks idle);
 //! - accounting every 30 ms (`csched_acct`): `300 x #pCPUs` credits shared among active
-//!   domains by weight x active units, surplus of capped/saturated domains redistributed,
+//!   domains by weight x active units, surplus of capped/saturated domains redistributed to
+//!   the domains after them in `prv->active_sdom` order (a domain enters at the head when its
+//!   first unit becomes active, `__csched_unit_acct_start`; a saturated domain after an
+//!   unsaturated one moves to the head, the `credit_xtra` reorder),
 //!   clipping to [-300, 300], units above 300 leave the active set with their credit halved,
 //!   caps park units below `-per_unit_cap` until credit is positive again;
 //! - priorities BOOST > UNDER > OVER > IDLE, FIFO within a priority (`__runq_insert`), BOOST
@@ -135,6 +138,11 @@ pub struct Credit {
     tickled: Vec<bool>,
     last_lb: Vec<Ns>,
     credit_balance: i64,
+    /// `prv->active_sdom`: the VMs with active units, in the order `csched_acct` visits them
+    /// (a VM enters at the head, `__csched_unit_acct_start`; a saturated VM after a
+    /// non-saturated one moves to the head, the `credit_xtra` reorder; it leaves with its last
+    /// active unit, `__csched_unit_acct_stop_locked`).
+    active_sdom: Vec<usize>,
     tasklet: TaskletMode,
     csrc: Option<Csrc>,
     flexw: Option<FlexWAcct>,
@@ -202,6 +210,7 @@ impl Credit {
             tickled: Vec::new(),
             last_lb: Vec::new(),
             credit_balance: 0,
+            active_sdom: Vec::new(),
             tasklet,
             csrc,
             flexw,
@@ -502,6 +511,10 @@ impl Credit {
             self.burn(v, view.now);
             if !self.units[v].active {
                 self.units[v].active = true;
+                let vm = view.vcpus[v].vm;
+                if !self.active_sdom.contains(&vm) {
+                    self.active_sdom.insert(0, vm);
+                }
             } else if !self.units[v].migrating && self.tick_moves(view, v, p) {
                 // `csched_unit_acct`: `_csched_cpu_pick` found a better pCPU than `p`, so the
                 // unit is flagged `_VPF_migrating` and its pCPU reschedules.
@@ -593,8 +606,9 @@ impl Credit {
         if self.flexw.is_some() {
             let usage = self.vm_usage(view);
             let configured: Vec<u32> = view.vms.iter().map(|vm| vm.weight).collect();
+            let vcpus: Vec<usize> = view.vms.iter().map(|vm| vm.vcpus.len()).collect();
             if let Some(f) = &mut self.flexw {
-                f.on_acct(view.now, view.n_pcpus(), &configured, &usage);
+                f.on_acct(view.now, view.n_pcpus(), &configured, &vcpus, &usage);
             }
         }
         let ncpu = view.n_pcpus() as i64;
@@ -618,11 +632,11 @@ impl Credit {
         }
         let mut weight_left = weight_total;
         let mut balance = 0i64;
+        let mut credit_xtra = false;
         let ceil_div = |a: i64, b: i64| if b == 0 { 0 } else { (a + b - 1).div_euclid(b) };
-        for (d, units) in active_of_vm.iter().enumerate() {
-            if units.is_empty() {
-                continue;
-            }
+        self.active_sdom.retain(|&d| !active_of_vm[d].is_empty());
+        for d in self.active_sdom.clone() {
+            let units = &active_of_vm[d];
             let n_d = units.len() as i64;
             let w_d = self.weight_of(view, d);
             weight_left -= w_d * n_d;
@@ -638,9 +652,17 @@ impl Credit {
                 per_unit_cap = ceil_div(credit_cap, n_d);
             }
             let mut credit_fair = ceil_div(credit_total * w_d * n_d, weight_total);
-            if credit_fair >= credit_peak {
+            if credit_fair < credit_peak {
+                credit_xtra = true;
+            } else {
                 if weight_left > 0 {
                     credit_total += ceil_div((credit_fair - credit_peak) * weight_total, weight_left);
+                }
+                if credit_xtra {
+                    // "Lazily keep domains with extra credits at the head of the queue to give
+                    // others a chance at them in future accounting periods."
+                    self.active_sdom.retain(|&x| x != d);
+                    self.active_sdom.insert(0, d);
                 }
                 credit_fair = credit_peak;
             }
@@ -671,6 +693,9 @@ impl Credit {
                     }
                 }
                 balance += self.units[v].credit;
+            }
+            if units.iter().all(|&v| !self.units[v].active) {
+                self.active_sdom.retain(|&x| x != d);
             }
         }
         self.credit_balance = balance;
@@ -1196,6 +1221,42 @@ mod tests {
         let map = wake_params("xen99");
         let e = Credit::from_params(&mut Params::new(&map)).err().expect("rejected");
         assert!(e.to_string().contains("hypervisor.params.wake"), "{e}");
+    }
+
+    #[test]
+    fn a_saturated_domain_behind_an_unsaturated_one_moves_to_the_head_of_the_accounting_order() {
+        // Xen's `csched_acct` visits `prv->active_sdom` in list order; a domain whose fair
+        // credit reaches its peak hands the surplus only to the domains after it
+        // (`weight_left`), and when an earlier domain was below its peak (`credit_xtra`) it
+        // moves to the head, so from the next accounting its surplus reaches all the others.
+        // 3 pCPUs (900 credits); VM 0: 2 vCPUs of weight 128, VM 1: 1 vCPU of weight 768
+        // (weight total 1024). VM 1's fair credit is 675, its peak 300.
+        let mut k = crate::hv::sched::testkit::Kit::new(3, &[2, 1]);
+        k.vms[0].weight = 128;
+        k.vms[1].weight = 768;
+        let mut c = Credit::from_params(&mut Params::new(&BTreeMap::new())).unwrap();
+        k.init(&mut c);
+        for u in c.units.iter_mut() {
+            u.active = true;
+        }
+        c.active_sdom = vec![0, 1];
+        let mut acct_at = |k: &mut crate::hv::sched::testkit::Kit, c: &mut Credit, ms: Ns| -> Vec<i64> {
+            for u in c.units.iter_mut() {
+                u.credit = 0;
+            }
+            c.credit_balance = 0;
+            k.now = ms * NS_PER_MS;
+            k.with(|v| c.acct(v));
+            c.units.iter().map(|u| u.credit).collect()
+        };
+        // VM 0 first: 900·256/1024 = 225, 113 per vCPU; VM 1 saturates last and its surplus
+        // (375) has nobody left to go to.
+        assert_eq!(acct_at(&mut k, &mut c, 30), vec![113, 113, 300]);
+        assert_eq!(c.active_sdom, vec![1, 0]);
+        // VM 1 first: its surplus raises the total to 900 + 375·1024/256 = 2400, VM 0's fair
+        // credit 600 = its peak: 300 per vCPU.
+        assert_eq!(acct_at(&mut k, &mut c, 60), vec![300, 300, 300]);
+        assert_eq!(c.active_sdom, vec![1, 0]);
     }
 
     #[test]
