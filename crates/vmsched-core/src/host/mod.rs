@@ -300,6 +300,18 @@ pub fn refill_ns(topo: &Topology, costs: &CostParams, from: usize, to: usize, ws
 mod tests {
     use super::*;
 
+    /// The host has one figure for a cache line moved between pCPUs: the vIPI charge across
+    /// sockets is what the ticket lock's and a message's remote line costs over the local one.
+    #[test]
+    fn a_vipi_line_across_sockets_costs_the_remote_line_transfer_over_the_local_one() {
+        let c = CostParams::default();
+        assert_eq!(c.cross_socket_line_cycles(), 0, "off by default");
+        let on = CostParams { cross_socket_vipi_lines: true, ..CostParams::default() };
+        assert_eq!(on.cross_socket_line_cycles(), 200 - 75);
+        let inverted = CostParams { ticket_transfer_remote_cycles: 50, ..on };
+        assert_eq!(inverted.cross_socket_line_cycles(), 0, "never negative");
+    }
+
     #[test]
     fn warmth_decays_with_foreign_work_and_is_lost_across_sockets() {
         let topo = Topology::new(2, 4, None, None, 2.5);
