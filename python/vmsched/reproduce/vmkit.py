@@ -83,7 +83,11 @@ def vmkit_exit_costs() -> dict[str, int]:
 
 
 #: The extra latency of a cache line or one-line message between cores on different sockets
-#: of the seed's machine over cores sharing an L3 (``hv/xsocket.rs``): Baumann et al., "The
+#: of the seed's machine over cores sharing an L3: the host's ``ticket_transfer_remote_cycles``
+#: is its ``ticket_transfer_cycles`` plus this, and virtual IPIs across sockets pay it
+#: (``cross_socket_vipi_lines``, ``hv/xsocket.rs``; until session 9 a separate
+#: ``cross_socket_transfer_cycles`` held it while the socket buffer's lines paid the default
+#: 200 cycles across sockets, a second figure for the same quantity): Baumann et al., "The
 #: Multikernel", SOSP 2009, Table 2, URPC one-way latency on the 4×4-core 2.5 GHz Opteron 8380
 #: system (the seed's processor and HyperTransport ring, §7.1): 448 cycles sharing an L3, 545
 #: one hop, 558 two hops. Table 9's nodes 1 and 2 are two hops apart on the ring (native Table
@@ -98,8 +102,10 @@ def host(native: bool = False) -> dict:
     cross-core transfer fitted to native Table 3 (``guest/channel.rs``); a virtual IPI between
     sockets pays its lines' extra latency (``hv/xsocket.rs``). The VMkit runs pay VMkit's exit
     round trip (Table 1); ``native``: no hypervisor costs."""
+    local = int(_default_costs()["ticket_transfer_cycles"])
     costs: dict[str, Any] = {"channel_transfer_ns": int(fitted("vmkit.host.channel_transfer_ns")),
-                             "cross_socket_transfer_cycles": CROSS_SOCKET_TRANSFER_CYCLES}
+                             "ticket_transfer_remote_cycles": local + CROSS_SOCKET_TRANSFER_CYCLES,
+                             "cross_socket_vipi_lines": True}
     if native:
         costs.update({k: 0 for k in NATIVE_ZERO_COSTS})
     else:
