@@ -431,8 +431,9 @@ FIG7 = Reproduction(
           "kernel time ... 9.7 %, 11.1 %, 10.7 % and 6.6 % compared with the 2VM case' as "
           "FlexCore's kernel time in per cent of the 2VM kernel time. 'Bound at' is when the "
           "control centre first pinned the remaining vCPUs (its first ballooning done), in per cent of "
-          "the FlexCore run (the seed: "
-          "'nearly 25 %' of the run had elapsed when the vCPU number was reduced).",
+          "the FlexCore run. The seed gives it for swaptions only (§4.4, in its swaptions "
+          "example: 'nearly 25 %' of the run had elapsed when the vCPU number was reduced); "
+          "the other applications' values are reported without a seed value.",
 )
 
 
