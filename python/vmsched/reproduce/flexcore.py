@@ -136,8 +136,13 @@ def hypervisor() -> dict:
     # window is fixed (no grow/shrink before 3.18). No halt polling: the seed's host runs
     # Linux 3.13.3 (§4.1), and KVM's halt polling (the `halt_poll_ns` module parameter and the
     # poll loop in virt/kvm/kvm_main.c kvm_vcpu_block) came with Linux 4.0; in 3.13
-    # kvm_vcpu_block goes straight to schedule().
-    return {"scheduler": "cfs", "ple": {"enabled": True, "window_cycles": 4096, "grow": 1},
+    # kvm_vcpu_block goes straight to schedule(). No kernel-mode filter on the directed yield
+    # either: 3.13's kvm_vcpu_on_spin (virt/kvm/kvm_main.c) takes any `preempted` sibling (not
+    # itself, not halted and unrunnable, dy_eligible), whether it was preempted in guest
+    # kernel or user mode; the `yield_to_kernel_mode` filter came with Linux 4.15 ("KVM: add
+    # spinlock optimization framework").
+    return {"scheduler": "cfs", "ple": {"enabled": True, "window_cycles": 4096, "grow": 1,
+                                        "yield_to_kernel_mode": False},
             "halt_poll": {"max_ns": 0}}
 
 
