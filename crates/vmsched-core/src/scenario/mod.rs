@@ -177,6 +177,13 @@ pub struct PleSpec {
     /// Default: on for `cfs`; credit yields (Xen's SCHEDOP_yield) regardless.
     #[serde(default)]
     pub directed_yield: Option<bool>,
+    /// The directed yield's candidates are only vCPUs preempted in guest kernel mode (KVM's
+    /// `yield_to_kernel_mode`, Linux 4.15+, commit "KVM: add spinlock optimization framework";
+    /// reference/hypervisor-mechanisms.md §4.2). false: any preempted vCPU is a candidate, as
+    /// in `kvm_vcpu_on_spin` of Linux 3.x-4.14 (virt/kvm/kvm_main.c). Read by the KVM
+    /// schedulers (cfs, relaxed_cosched, balance over cfs).
+    #[serde(default = "yes")]
+    pub yield_to_kernel_mode: bool,
 }
 
 impl Default for PleSpec {
@@ -188,6 +195,7 @@ impl Default for PleSpec {
             shrink: 0,
             window_max_cycles: default_ple_window_max(),
             directed_yield: None,
+            yield_to_kernel_mode: true,
         }
     }
 }

@@ -58,7 +58,7 @@ pub fn validate(sc: &Scenario) -> Res {
     // `hypervisor.params`: each policy knows its own keys and ranges; building it checks them
     // (errors name `hypervisor.params.<key>`).
     let hv = &sc.hypervisor;
-    let sched = crate::hv::sched::build(&hv.scheduler, &hv.params, hv.ple.directed_yield)?;
+    let sched = crate::hv::sched::build(&hv.scheduler, &hv.params, &hv.ple)?;
     if !sched.enforces_caps() {
         if let Some(i) = sc.vms.iter().position(|vm| vm.cap_pct > 0) {
             return err(
@@ -414,6 +414,12 @@ fn check_hypervisor(hv: &HypervisorSpec, schedulers: &[&str]) -> Res {
     }
     if ple.grow == Some(0) {
         return err("hypervisor.ple.grow", "must be ≥ 1 (1 = fixed window, as in Xen), got 0");
+    }
+    if !ple.yield_to_kernel_mode && (!ple.enabled || ple.directed_yield == Some(false)) {
+        return err(
+            "hypervisor.ple.yield_to_kernel_mode",
+            "picks the directed-yield target of a PLE exit; false has no effect with hypervisor.ple.enabled = false or hypervisor.ple.directed_yield = false",
+        );
     }
     crate::hv::vipi::validate_timeslice(hv.vmm_timeslice_ms)?;
     crate::hv::halt_poll::validate(&hv.halt_poll)
@@ -1114,6 +1120,7 @@ grow = 2
 shrink = 0
 window_max_cycles = 65536
 directed_yield = true
+yield_to_kernel_mode = true
 
 [[vms]]
 name = "db"
@@ -1580,6 +1587,16 @@ threads = 2
     #[test]
     fn zero_ple_grow_names_the_field() {
         assert_path(&with_ple("grow = 0"), "hypervisor.ple.grow");
+    }
+
+    #[test]
+    fn yield_to_kernel_mode_names_the_field_when_mistyped_or_without_effect() {
+        assert_path(&with_ple("yield_to_kernel_mode = 1"), "hypervisor.ple.yield_to_kernel_mode");
+        assert_path(&with_ple("directed_yield = false\nyield_to_kernel_mode = false"), "hypervisor.ple.yield_to_kernel_mode");
+        assert_path(&with_ple("enabled = false\nyield_to_kernel_mode = false"), "hypervisor.ple.yield_to_kernel_mode");
+        let sc = accepted(&with_ple("yield_to_kernel_mode = false"));
+        assert!(!sc.hypervisor.ple.yield_to_kernel_mode);
+        assert!(accepted(&with_ple("window_cycles = 4096")).hypervisor.ple.yield_to_kernel_mode, "on by default");
     }
 
     // --- VMs ------------------------------------------------------------------------------

@@ -159,7 +159,7 @@ impl Simulation {
         } else {
             sc.hypervisor.params.clone()
         };
-        let sched = sched::build(&scheduler, &params, sc.hypervisor.ple.directed_yield)?;
+        let sched = sched::build(&scheduler, &params, &sc.hypervisor.ple)?;
         let controller = sc.controller.as_ref().map(crate::controllers::build).transpose()?;
         let topo = Topology::new(sc.host.sockets, sc.host.cores_per_socket, sc.host.numa_nodes, sc.host.numa_distance.clone(), sc.host.cpu_ghz);
         let costs = sc.host.costs.clone();

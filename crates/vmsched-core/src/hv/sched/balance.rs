@@ -26,7 +26,7 @@
 //! applies and the event is counted (`balance_fallbacks`), since the vCPU must run somewhere.
 
 use super::forward_hooks;
-use super::cfs::Cfs;
+use super::cfs::{Cfs, PleYield};
 use super::credit::Credit;
 use super::{Decision, HvScheduler, Params, Reason, SchedView};
 use crate::scenario::ScenarioError;
@@ -60,10 +60,10 @@ pub struct Balance<S: BalanceHost = Cfs> {
 
 /// `balance` with its host scheduler (`hypervisor.params.host`: `"cfs"`, the default, or
 /// `"credit"`).
-pub fn build(p: &mut Params, directed_yield: bool) -> Result<Box<dyn HvScheduler>, ScenarioError> {
+pub fn build(p: &mut Params, ple: PleYield) -> Result<Box<dyn HvScheduler>, ScenarioError> {
     Ok(match p.choice("host", "cfs", &["cfs", "credit"])? {
         "credit" => Box::new(Balance::over(Credit::from_params(p)?)),
-        _ => Box::new(Balance::over(Cfs::from_params(p, directed_yield)?)),
+        _ => Box::new(Balance::over(Cfs::from_params(p, ple)?)),
     })
 }
 
@@ -189,11 +189,11 @@ mod tests {
     fn siblings_never_share_a_runqueue() {
         let params = BTreeMap::new();
         // Plain CFS stacks both siblings on their previous pCPU's runqueue ...
-        let mut cfs = Cfs::from_params(&mut Params::new(&params), true).unwrap();
+        let mut cfs = Cfs::from_params(&mut Params::new(&params), PleYield::default()).unwrap();
         let _k = stacked_wake(&mut cfs);
         assert_eq!((cfs.queued_on(0), cfs.queued_on(1)), (Some(0), Some(0)));
         // ... balance scheduling puts the second one elsewhere.
-        let mut b = Balance::over(Cfs::from_params(&mut Params::new(&params), true).unwrap());
+        let mut b = Balance::over(Cfs::from_params(&mut Params::new(&params), PleYield::default()).unwrap());
         let mut k = stacked_wake(&mut b);
         let rq = |k: &mut Kit, b: &Balance, v| k.with(|view| b.runqueue_of(view, v));
         let (r0, r1) = (rq(&mut k, &b, 0), rq(&mut k, &b, 1));
@@ -251,7 +251,7 @@ mod tests {
         for h in ["cfs", "credit"] {
             let m = host(h);
             let mut p = Params::new(&m);
-            let s = build(&mut p, true).unwrap();
+            let s = build(&mut p, PleYield::default()).unwrap();
             p.finish("balance").unwrap();
             assert_eq!(s.name(), "balance");
             assert!(s.enforces_caps(), "{h}");
@@ -260,14 +260,14 @@ mod tests {
         let mut m = host("credit");
         m.insert("tslice_ms".into(), toml::Value::Float(10.0));
         let mut p = Params::new(&m);
-        build(&mut p, true).unwrap();
+        build(&mut p, PleYield::default()).unwrap();
         assert!(p.finish("balance").is_ok());
         m.insert("sched_latency_ms".into(), toml::Value::Float(6.0));
         let mut p = Params::new(&m);
-        build(&mut p, true).unwrap();
+        build(&mut p, PleYield::default()).unwrap();
         assert_eq!(p.finish("balance").unwrap_err().path, "hypervisor.params.sched_latency_ms");
         let m = host("rr");
-        let e = build(&mut Params::new(&m), true).err().unwrap();
+        let e = build(&mut Params::new(&m), PleYield::default()).err().unwrap();
         assert_eq!(e.path, "hypervisor.params.host");
     }
 }

@@ -22,7 +22,12 @@
 //!   new-idle balancing; migrated threads keep their lag relative to min_vruntime;
 //! - KVM PLE exits call `kvm_vcpu_on_spin`: round robin from the last boosted vCPU, skipping
 //!   vCPUs that are not ready, preempted in user mode, or spinning themselves every other
-//!   time (`dy_eligible`); `yield_to` sets the target as next buddy on its runqueue and
+//!   time (`dy_eligible`). The user-mode filter is the `yield_to_kernel_mode` argument of
+//!   Linux 4.15+ ("KVM: add spinlock optimization framework"); with
+//!   `hypervisor.ple.yield_to_kernel_mode = false` any preempted vCPU is a candidate, as in
+//!   Linux 3.x-4.14's `kvm_vcpu_on_spin(struct kvm_vcpu *me)` (virt/kvm/kvm_main.c: skips
+//!   only vCPUs not `preempted`, itself, halted ones not runnable, and the `dy_eligible`
+//!   toggle); `yield_to` sets the target as next buddy on its runqueue and
 //!   reschedules that pCPU, and the spinner yields (skip buddy); up to 3 failed attempts.
 //!   Buddies are hints, as in `pick_next_entity`: the next buddy runs, and the skip buddy is
 //!   passed over, only if that is not too unfair to the leftmost entity
@@ -62,8 +67,31 @@ struct Ent {
     active: bool,
 }
 
+/// How KVM's PLE handler (`kvm_vcpu_on_spin`) picks a directed-yield target
+/// (`hypervisor.ple.directed_yield`, `hypervisor.ple.yield_to_kernel_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PleYield {
+    /// Yield at all on a PLE exit.
+    pub directed_yield: bool,
+    /// Only to a vCPU preempted in guest kernel mode (Linux 4.15+); false: to any preempted one.
+    pub yield_to_kernel_mode: bool,
+}
+
+impl Default for PleYield {
+    fn default() -> Self {
+        PleYield { directed_yield: true, yield_to_kernel_mode: true }
+    }
+}
+
+impl PleYield {
+    pub fn of(ple: &crate::scenario::PleSpec) -> Self {
+        PleYield { directed_yield: ple.directed_yield.unwrap_or(true), yield_to_kernel_mode: ple.yield_to_kernel_mode }
+    }
+}
+
 pub struct Cfs {
     directed_yield: bool,
+    yield_to_kernel_mode: bool,
     latency_ns: f64,
     min_gran_ns: f64,
     wakeup_gran_ns: f64,
@@ -84,7 +112,7 @@ pub struct Cfs {
 }
 
 impl Cfs {
-    pub fn from_params(p: &mut Params, directed_yield: bool) -> Result<Self, ScenarioError> {
+    pub fn from_params(p: &mut Params, ple: PleYield) -> Result<Self, ScenarioError> {
         let latency_ms = p.f64("sched_latency_ms", 6.0, 0.1, 1000.0)?;
         let min_gran_ms = p.f64("sched_min_granularity_ms", 0.75, 0.01, 1000.0)?;
         let wakeup_ms = p.f64("sched_wakeup_granularity_ms", 1.0, 0.0, 1000.0)?;
@@ -95,7 +123,8 @@ impl Cfs {
         let cfs_period_us = p.u64("cfs_period_us", 100_000, 1_000, 1_000_000)?;
         let cfs_bandwidth_slice_us = p.u64("cfs_bandwidth_slice_us", 5_000, 1, 1_000_000)?;
         Ok(Cfs {
-            directed_yield,
+            directed_yield: ple.directed_yield,
+            yield_to_kernel_mode: ple.yield_to_kernel_mode,
             latency_ns: latency_ms * NS_PER_MS as f64,
             min_gran_ns: min_gran_ms * NS_PER_MS as f64,
             wakeup_gran_ns: wakeup_ms * NS_PER_MS as f64,
@@ -520,7 +549,8 @@ impl HvScheduler for Cfs {
                 continue;
             }
             let f = view.vcpus[t];
-            if f.run != RunState::Runnable || !f.preempted_in_kernel {
+            let preempted = if self.yield_to_kernel_mode { f.preempted_in_kernel } else { f.preempted };
+            if f.run != RunState::Runnable || !preempted {
                 continue;
             }
             if f.spinning {
@@ -601,7 +631,7 @@ mod tests {
     const MS: Ns = NS_PER_MS;
 
     fn cfs() -> Cfs {
-        Cfs::from_params(&mut Params::new(&BTreeMap::new()), true).unwrap()
+        Cfs::from_params(&mut Params::new(&BTreeMap::new()), PleYield::default()).unwrap()
     }
 
     /// Drive pCPU 0 through `to` the way the machine does: a decision at every slice end.
@@ -689,7 +719,7 @@ mod tests {
         k.affinity[1] = Some(vec![1]);
         k.affinity[2] = Some(vec![1]);
         k.vcpus[2].last_pcpu = 1;
-        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), true).unwrap();
+        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), PleYield::default()).unwrap();
         k.init(&mut s);
         for v in 0..3 {
             k.wake(&mut s, v);
@@ -716,5 +746,38 @@ mod tests {
             ran |= k.running_on(0) == Some(1);
         }
         assert!(ran);
+    }
+
+    /// One pCPU, one 2-vCPU VM: vCPU 1 runs, vCPU 0 waits on the runqueue, preempted in guest
+    /// user mode (or kernel mode); vCPU 1 takes a PLE exit. Returns whether it yielded.
+    fn pause_exit_with_preempted_sibling(yield_to_kernel_mode: bool, sibling_in_kernel: bool) -> bool {
+        let mut k = Kit::new(1, &[2]);
+        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), PleYield { directed_yield: true, yield_to_kernel_mode }).unwrap();
+        k.init(&mut s);
+        k.wake(&mut s, 0);
+        k.wake(&mut s, 1);
+        for i in 1..=50 {
+            if k.running_on(1).is_some() {
+                break;
+            }
+            k.advance(&mut s, i * MS);
+            k.schedule(&mut s, 0, Reason::Timer);
+        }
+        assert_eq!(k.running_on(1), Some(0), "vCPU 1 got the pCPU");
+        assert!(k.vcpus[0].preempted && k.vcpus[0].run == RunState::Runnable, "vCPU 0 was preempted");
+        k.vcpus[0].preempted_in_kernel = sibling_in_kernel;
+        let yielded = k.with(|view| s.pause_exit(view, 1));
+        assert_eq!(s.yield_stats(), (1, yielded as u64));
+        yielded
+    }
+
+    #[test]
+    fn a_spinner_yields_to_a_user_mode_preempted_sibling_only_without_yield_to_kernel_mode() {
+        // Linux 4.15+ (`yield_to_kernel_mode`): only a sibling preempted in kernel mode.
+        assert!(!pause_exit_with_preempted_sibling(true, false));
+        assert!(pause_exit_with_preempted_sibling(true, true));
+        // Linux 3.x-4.14 `kvm_vcpu_on_spin`: any preempted sibling.
+        assert!(pause_exit_with_preempted_sibling(false, false));
+        assert!(pause_exit_with_preempted_sibling(false, true));
     }
 }

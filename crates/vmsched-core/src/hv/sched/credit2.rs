@@ -1011,12 +1011,12 @@ mod tests {
     fn unknown_and_out_of_range_parameters_are_rejected() {
         let mut m = std::collections::BTreeMap::new();
         m.insert("ratelimit_us".to_string(), toml::Value::Integer(-1));
-        assert!(super::super::build("credit2", &m, None).is_err());
+        assert!(super::super::build("credit2", &m, &Default::default()).is_err());
         let mut m = std::collections::BTreeMap::new();
         m.insert("tslice_ms".to_string(), toml::Value::Integer(5));
-        assert!(super::super::build("credit2", &m, None).is_err());
+        assert!(super::super::build("credit2", &m, &Default::default()).is_err());
         let mut m = std::collections::BTreeMap::new();
         m.insert("runqueue_per_socket".to_string(), toml::Value::Boolean(false));
-        assert!(super::super::build("credit2", &m, None).is_ok());
+        assert!(super::super::build("credit2", &m, &Default::default()).is_ok());
     }
 }

@@ -739,10 +739,10 @@ mod tests {
     fn unknown_and_out_of_range_parameters_name_the_field() {
         let mut m = BTreeMap::new();
         m.insert("threshold_pct".to_string(), toml::Value::Integer(150));
-        let e = crate::hv::sched::build("dp", &m, None).err().unwrap();
+        let e = crate::hv::sched::build("dp", &m, &Default::default()).err().unwrap();
         assert_eq!(e.path, "hypervisor.params.threshold_pct");
         let mut m = BTreeMap::new();
         m.insert("tslice_ms".to_string(), toml::Value::Integer(10));
-        assert!(crate::hv::sched::build("dp", &m, None).is_ok(), "credit's own parameters pass through");
+        assert!(crate::hv::sched::build("dp", &m, &Default::default()).is_ok(), "credit's own parameters pass through");
     }
 }

@@ -611,11 +611,11 @@ mod tests {
     fn bad_parameters_name_the_field_and_credit_parameters_pass() {
         let mut m = BTreeMap::new();
         m.insert("spin_bmpr_max_pct".to_string(), toml::Value::Float(120.0));
-        let e = crate::hv::sched::build("flex", &m, None).err().unwrap();
+        let e = crate::hv::sched::build("flex", &m, &Default::default()).err().unwrap();
         assert_eq!(e.path, "hypervisor.params.spin_bmpr_max_pct");
         let mut m = BTreeMap::new();
         m.insert("tslice_ms".to_string(), toml::Value::Integer(10));
-        assert!(crate::hv::sched::build("flex", &m, None).is_ok());
+        assert!(crate::hv::sched::build("flex", &m, &Default::default()).is_ok());
     }
 }
 

@@ -308,18 +308,19 @@ impl<'a> Params<'a> {
 }
 
 /// Build a scheduler by name.
-pub fn build(name: &str, params: &BTreeMap<String, toml::Value>, directed_yield: Option<bool>) -> Result<Box<dyn HvScheduler>, ScenarioError> {
+pub fn build(name: &str, params: &BTreeMap<String, toml::Value>, ple: &crate::scenario::PleSpec) -> Result<Box<dyn HvScheduler>, ScenarioError> {
     let mut p = Params::new(params);
+    let dy = cfs::PleYield::of(ple);
     let s: Box<dyn HvScheduler> = match name {
         "credit" => Box::new(credit::Credit::from_params(&mut p)?),
         "credit2" => Box::new(credit2::Credit2::from_params(&mut p)?),
         "dp" => Box::new(dp::Dp::from_params(&mut p)?),
         "flex" => Box::new(flexs::FlexS::from_params(&mut p)?),
-        "cfs" => Box::new(cfs::Cfs::from_params(&mut p, directed_yield.unwrap_or(true))?),
+        "cfs" => Box::new(cfs::Cfs::from_params(&mut p, dy)?),
         "rr" => Box::new(rr::RoundRobin::from_params(&mut p)?),
         "gang" => Box::new(gang::Gang::from_params(&mut p)?),
-        "relaxed_cosched" => Box::new(relaxed_cosched::RelaxedCosched::from_params(&mut p, directed_yield.unwrap_or(true))?),
-        "balance" => balance::build(&mut p, directed_yield.unwrap_or(true))?,
+        "relaxed_cosched" => Box::new(relaxed_cosched::RelaxedCosched::from_params(&mut p, dy)?),
+        "balance" => balance::build(&mut p, dy)?,
         other => {
             let known: Vec<&str> = catalog().iter().map(|c| c.0).collect();
             return Err(ScenarioError::new("hypervisor.scheduler", format!("unknown scheduler `{other}` (known: {})", known.join(", "))));

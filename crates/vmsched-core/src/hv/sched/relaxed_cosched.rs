@@ -71,7 +71,7 @@
 //! (secondary source quoted in hypervisor-mechanisms.md §6).
 
 use super::forward_hooks;
-use super::cfs::Cfs;
+use super::cfs::{Cfs, PleYield};
 use super::{Decision, HvScheduler, Params, Reason, SchedView};
 use crate::engine::{Ns, NS_PER_MS};
 use crate::scenario::ScenarioError;
@@ -105,12 +105,12 @@ pub struct RelaxedCosched {
 }
 
 impl RelaxedCosched {
-    pub fn from_params(p: &mut Params, directed_yield: bool) -> Result<Self, ScenarioError> {
+    pub fn from_params(p: &mut Params, ple: PleYield) -> Result<Self, ScenarioError> {
         // Unconfirmed: seed 004 §"ESX 2.0" ("a few milliseconds"); hypervisor-mechanisms.md §6
         // ("~4 ms", secondary source).
         let threshold_ms = p.f64("skew_threshold_ms", 4.0, 0.01, 1000.0)?;
         Ok(RelaxedCosched {
-            inner: Cfs::from_params(p, directed_yield)?,
+            inner: Cfs::from_params(p, ple)?,
             threshold_ns: (threshold_ms * NS_PER_MS as f64) as Ns,
             phase: Vec::new(),
             since: Vec::new(),
@@ -359,7 +359,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn relaxed() -> RelaxedCosched {
-        RelaxedCosched::from_params(&mut Params::new(&BTreeMap::new()), true).unwrap()
+        RelaxedCosched::from_params(&mut Params::new(&BTreeMap::new()), PleYield::default()).unwrap()
     }
 
     const MS: Ns = NS_PER_MS;
