@@ -133,8 +133,7 @@ pub struct SkbCache {
 impl World {
     /// The pCPU thread `t`'s vCPU runs on or, not running, last ran on (its threads run there next).
     fn thread_pcpu(&self, t: ThreadId) -> PcpuId {
-        let v = self.threads[t].vcpu;
-        self.vcpus[v].running_on().unwrap_or(self.vcpus[v].last_pcpu)
+        self.vcpus[self.threads[t].vcpu].pcpu()
     }
 
     /// Time to fetch `lines` cache lines last written on pCPU `from` into pCPU `to`.
@@ -142,15 +141,21 @@ impl World {
         if from == to || lines == 0 {
             return 0;
         }
-        let per_line = if self.topo.socket_of(from) == self.topo.socket_of(to) {
-            self.costs.ticket_transfer_cycles
-        } else {
-            self.costs.ticket_transfer_remote_cycles
-        };
+        let per_line = self.costs.line_transfer_cycles(self.topo.socket_of(from) == self.topo.socket_of(to));
         if per_line == 0 {
             return 0;
         }
         self.topo.cycles_to_ns(per_line * lines as u64)
+    }
+
+    /// Thread `t`, on pCPU `to`, owes the fetch of `lines` lines last written on `from`
+    /// (counted in its VM's `message_line_transfers` when it costs anything).
+    fn owe_lines(&mut self, t: ThreadId, from: PcpuId, to: PcpuId, lines: u32) {
+        let ns = self.lines_ns(from, to, lines);
+        if ns > 0 {
+            self.threads[t].comm_debt_ns += ns;
+            self.vms[self.threads[t].vm].message_line_transfers += lines as u64;
+        }
     }
 
     /// Thread `t` allocates a buffer for a message of `lines` cache lines and writes it.
@@ -166,11 +171,7 @@ impl World {
         let cache = &mut self.vms[vm].skb_cache;
         let freed_on = cache.per_vcpu.get_mut(&v).and_then(|a| a.pop()).or_else(|| cache.shared.pop());
         if let Some(f) = freed_on {
-            let ns = self.lines_ns(f, p, lines);
-            if ns > 0 {
-                self.threads[t].comm_debt_ns += ns;
-                self.vms[vm].message_line_transfers += lines as u64;
-            }
+            self.owe_lines(t, f, p, lines);
         }
         Some(p)
     }
@@ -180,12 +181,8 @@ impl World {
     pub(crate) fn message_read(&mut self, t: ThreadId, written: Option<PcpuId>, lines: u32) {
         let Some(w) = written else { return };
         let p = self.thread_pcpu(t);
-        let ns = self.lines_ns(w, p, lines);
+        self.owe_lines(t, w, p, lines);
         let vm = self.threads[t].vm;
-        if ns > 0 {
-            self.threads[t].comm_debt_ns += ns;
-            self.vms[vm].message_line_transfers += lines as u64;
-        }
         let v = self.threads[t].vcpu;
         let cache = &mut self.vms[vm].skb_cache;
         let array = cache.per_vcpu.entry(v).or_default();

@@ -41,9 +41,7 @@ impl World {
     /// line requests (Boyd-Wickizer et al. 2012, `c·k/2`), counting `next` and every other
     /// waiter of `lock` whose vCPU is running it and spinning.
     pub(crate) fn ticket_poll_ns(&self, releaser: ThreadId, next: ThreadId, lock: usize) -> Ns {
-        let local = self.costs.ticket_transfer_cycles;
-        let remote = self.costs.ticket_transfer_remote_cycles;
-        if local == 0 && remote == 0 {
+        if self.costs.line_transfer_cycles(true) == 0 && self.costs.line_transfer_cycles(false) == 0 {
             return 0;
         }
         let vm = self.threads[releaser].vm;
@@ -55,7 +53,7 @@ impl World {
             }
             let Some(u) = self.running_cur(w) else { continue };
             let Some(p) = self.vcpus[u].running_on() else { continue };
-            cycles += if home.map_or(true, |s| s == self.pcpus[p].socket) { local } else { remote };
+            cycles += self.costs.line_transfer_cycles(home.map_or(true, |s| s == self.pcpus[p].socket));
         }
         if cycles / 2 == 0 {
             return 0;

@@ -188,11 +188,21 @@ impl ExitReason {
 }
 
 impl CostParams {
+    /// Cycles of one cache line moved from a cache of another pCPU, on this socket or across
+    /// (`guest::ticket`, `guest::channel`).
+    pub fn line_transfer_cycles(&self, same_socket: bool) -> u64 {
+        if same_socket {
+            self.ticket_transfer_cycles
+        } else {
+            self.ticket_transfer_remote_cycles
+        }
+    }
+
     /// The extra cycles of one cache line moved between pCPUs of different sockets over one
     /// moved within a socket (`hv::xsocket`); 0 unless `cross_socket_vipi_lines`.
     pub fn cross_socket_line_cycles(&self) -> u64 {
         if self.cross_socket_vipi_lines {
-            self.ticket_transfer_remote_cycles.saturating_sub(self.ticket_transfer_cycles)
+            self.line_transfer_cycles(false).saturating_sub(self.line_transfer_cycles(true))
         } else {
             0
         }

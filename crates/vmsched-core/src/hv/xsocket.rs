@@ -59,8 +59,7 @@ impl World {
         if cycles == 0 || from == to {
             return 0;
         }
-        let pcpu = |v: VcpuId| self.vcpus[v].running_on().unwrap_or(self.vcpus[v].last_pcpu);
-        if self.topo.socket_of(pcpu(from)) == self.topo.socket_of(pcpu(to)) {
+        if self.topo.socket_of(self.vcpus[from].pcpu()) == self.topo.socket_of(self.vcpus[to].pcpu()) {
             return 0;
         }
         self.topo.cycles_to_ns(cycles)

@@ -199,6 +199,10 @@ impl Vcpu {
             _ => None,
         }
     }
+    /// The pCPU it runs on or, not running, last ran on (where it runs next).
+    pub fn pcpu(&self) -> PcpuId {
+        self.running_on().unwrap_or(self.last_pcpu)
+    }
 }
 
 /// What a guest thread does while its vCPU runs.

@@ -79,7 +79,7 @@ pub struct PleYield {
 
 impl Default for PleYield {
     fn default() -> Self {
-        PleYield { directed_yield: true, yield_to_kernel_mode: true }
+        PleYield::of(&crate::scenario::PleSpec::default())
     }
 }
 

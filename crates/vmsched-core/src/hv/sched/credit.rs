@@ -1240,7 +1240,7 @@ mod tests {
             u.active = true;
         }
         c.active_sdom = vec![0, 1];
-        let mut acct_at = |k: &mut crate::hv::sched::testkit::Kit, c: &mut Credit, ms: Ns| -> Vec<i64> {
+        let acct_at = |k: &mut crate::hv::sched::testkit::Kit, c: &mut Credit, ms: Ns| -> Vec<i64> {
             for u in c.units.iter_mut() {
                 u.credit = 0;
             }

@@ -43,12 +43,12 @@ use crate::scenario::{ScenarioError, MAX_WEIGHT};
 
 /// One FlexW update on a period: returns (GPS shares, lags, new real-time weights).
 /// `base` are the configured weights, `rt` the current real-time weights, `used` the per-VM
-/// CPU time received in the period, `demand` the cap on each VM's GPS share
+/// CPU time received in the period, `share_caps` the cap on each VM's GPS share
 /// ([`ShareCap::caps`]: its peak or its measured demand; 0 = not competing) and `capacity`
 /// pCPUs × period, all in the same unit. The step is `w + gain·w·lag`, rescaled so the demanding VMs keep the geometric
 /// mean of their configured weights.
-pub fn flexw_update(capacity: f64, base: &[f64], rt: &[f64], used: &[f64], demand: &[f64], gain: f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let gps = gps_shares(capacity, demand, base);
+pub fn flexw_update(capacity: f64, base: &[f64], rt: &[f64], used: &[f64], share_caps: &[f64], gain: f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let gps = gps_shares(capacity, share_caps, base);
     let lag: Vec<f64> = gps.iter().zip(used).map(|(&g, &s)| if g > 0.0 { (g - s) / g } else { 0.0 }).collect();
     let mut w: Vec<f64> = rt.iter().zip(&lag).map(|(&w, &l)| (w + w * gain * l).max(0.0)).collect();
     let demanding: Vec<usize> = (0..w.len()).filter(|&i| gps[i] > 0.0 && w[i] > 0.0).collect();
