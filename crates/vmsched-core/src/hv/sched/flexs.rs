@@ -729,17 +729,27 @@ mod scenario_tests {
         r.vms.iter().map(|v| v.guest_ns.on_cpu.barrier_spin).sum::<u64>() as f64 / 1e9
     }
 
+    /// FlexS alone (no FlexW) against plain credit on seed 1. With the defaults (a sample at
+    /// credit's 10 ms tick, counts since the 10 s reset) it finishes sooner and spins less
+    /// (measured: mean completion 21.25 vs 23.02 s, makespan 25.66 vs 29.23 s, barrier spin
+    /// 88.7 vs 103.1 vCPU-s); sampling every 1 ms with a two-window memory, the reading before
+    /// session 10, it finished far sooner (9.02 s, makespan 9.61 s) and still does.
     #[test]
-    fn flexs_finishes_the_busy_waiting_mix_far_sooner_than_credit() {
+    fn flexs_finishes_the_busy_waiting_mix_sooner_than_credit_and_far_sooner_sampling_every_ms() {
         let credit = run(&with("credit", ""), "credit");
         let flexs = run(&with("flex", "flexw = false"), "flex");
         let (a, b) = (mean_completion_s(&credit), mean_completion_s(&flexs));
-        assert!(b < 0.6 * a, "mean completion: FlexS {b:.2} s vs credit {a:.2} s");
-        assert!(makespan_s(&flexs) < 0.6 * makespan_s(&credit), "makespan {:.2} vs {:.2}", makespan_s(&flexs), makespan_s(&credit));
+        assert!(b < a, "mean completion: FlexS {b:.2} s vs credit {a:.2} s");
+        assert!(makespan_s(&flexs) < makespan_s(&credit), "makespan {:.2} vs {:.2}", makespan_s(&flexs), makespan_s(&credit));
         assert!(spin_s(&flexs) < spin_s(&credit), "barrier spin {:.2} s vs {:.2} s", spin_s(&flexs), spin_s(&credit));
         let c = &flexs.totals.scheduler_counters;
         assert!(c["flexs_switches"] > 0 && c["flexs_detections"] >= c["flexs_switches"], "{c:?}");
         assert!(!c.contains_key("flexw_updates"), "{c:?}");
+        let fast = run(&with("flex", "flexw = false, sample_ms = 1, history_weight = 0.5"), "flex");
+        let f = mean_completion_s(&fast);
+        assert!(f < 0.6 * a, "1 ms, history 0.5: mean completion {f:.2} s vs credit {a:.2} s");
+        assert!(makespan_s(&fast) < 0.6 * makespan_s(&credit), "1 ms, history 0.5: makespan {:.2} vs {:.2}", makespan_s(&fast), makespan_s(&credit));
+        assert!(spin_s(&fast) < spin_s(&credit), "1 ms, history 0.5: barrier spin {:.2} s vs {:.2} s", spin_s(&fast), spin_s(&credit));
     }
 
     #[test]
