@@ -421,8 +421,9 @@ GAPS: dict[str, dict[str, str]] = {
             "(mix_flex_gain_over_balance_credit_pct) it stalls: csched_acct parks each capped vCPU "
             "on its own, the parked vCPU's siblings spin at the next barrier (up to 100 ms) and "
             "burn their credit, so the 4-vCPU VM spends 96-97 % of its CPU time spinning and "
-            "finishes at 132-170 s (gain 724 % over Flex; 926 % before session 10). The slides give neither the host nor the NAS "
-            "phase lengths between barriers (the model's: 1 ms), and the 'CO' of "
+            "finishes at 132-170 s (gain 724 %; 926 % before session 10). The slides give "
+            "neither the host nor the NAS phase lengths between barriers (the model's: 1 ms), and "
+            "the 'CO' of "
             "'balance+cap+CO' (if co-scheduling, it would park siblings together) is not "
             "modelled; the headline stays on the cited work's host for that textual reason alone"
     },
