@@ -12,23 +12,7 @@
 //!   instruction (BPI) reach `spin_bpi_min` and its branch-miss rate (BMPR) is at most
 //!   `spin_bmpr_max_pct`, and the window itself retired at least `min_window_instructions`
 //!   ("spin loops show high BPI and low BMPR");
-//! - the estimates are zeroed every `reset_ms` (10 s) against false positives.
-//!
-//! The detector follows two sentences of the seed:
-//! - "Identify spinning vCPU in vcpu_acct() when Xen charges credit to the current running
-//!   vCPU" ("Implementation"; "Periodically update a vCPU's BPI and BMPR", "FlexS Design
-//!   (cont')"). Xen credit1 charges the running vCPU only in `csched_vcpu_acct`, which only
-//!   `csched_tick` calls, for a non-idle current vCPU, and the tick re-arms itself
-//!   `CSCHED_MSECS_PER_TICK` = 10 ms later (xen/common/sched_credit.c, Xen 3.4/4.x; 4.2+ as
-//!   `tick_period_us` = 30 ms tslice / `CSCHED_TICKS_PER_TSLICE` 3). So `sample_ms` = 10. The
-//!   sample timer is armed at multiples of 10 ms from the start, as credit's per-pCPU ticks
-//!   are (`credit.rs` `tick`), so a sample sees what credit's tick charges.
-//! - "False positive in identifying spinning vCPU / Solution: reset BPI and BMPR every 10s"
-//!   ("Practical Considerations"). A reset only clears a false positive if BPI and BMPR are
-//!   kept over the whole time since the last reset: so the estimate accumulates every window
-//!   (`history_weight` = 1) and is zeroed at the reset. `history_weight` < 1 is the older
-//!   reading, kept as an option: older counts are weighted down by that factor at each sample
-//!   (0.5 remembers about two windows, which leaves the reset almost nothing to clear).
+//! - the estimates are zeroed every `reset_ms` (10 s) against false positives;
 //! - a detected spinner yields its pCPU to a sibling: two of its VM's other vCPUs are drawn at
 //!   random ("only try twice when looking for siblings to switch — the power of two choices");
 //!   those queued on another pCPU's runqueue (allowed on this pCPU, with the spinner allowed
@@ -42,6 +26,23 @@
 //!   changes");
 //! - without a candidate the spinner goes on with its slice (plain credit), and FlexS tries
 //!   again at the next sample that finds it spinning.
+//!
+//! The detector follows two sentences of the seed:
+//! - "Identify spinning vCPU in vcpu_acct() when Xen charges credit to the current running
+//!   vCPU" ("Implementation"; "Periodically update a vCPU's BPI and BMPR", "FlexS Design
+//!   (cont')"). Xen credit1 charges the running vCPU only in `csched_vcpu_acct`, which only
+//!   `csched_tick` calls, for a non-idle current vCPU, and the tick re-arms itself
+//!   `CSCHED_MSECS_PER_TICK` = 10 ms later (xen/common/sched_credit.c, Xen 3.4/4.x; later
+//!   versions as `tick_period_us` = 30 ms tslice / `CSCHED_TICKS_PER_TSLICE` 3). So
+//!   `sample_ms` = 10. The sample timer is armed at multiples of 10 ms from the start, as
+//!   credit's per-pCPU ticks are (`credit.rs` `tick`), so a sample sees what credit's tick
+//!   charges.
+//! - "False positive in identifying spinning vCPU / Solution: reset BPI and BMPR every 10s"
+//!   ("Practical Considerations"). A reset only clears a false positive if BPI and BMPR are
+//!   kept over the whole time since the last reset: so the estimate accumulates every window
+//!   (`history_weight` = 1) and is zeroed at the reset. `history_weight` < 1 is the older
+//!   reading, kept as an option: older counts are weighted down by that factor at each sample
+//!   (0.5 remembers about two windows, which leaves the reset almost nothing to clear).
 //!
 //! The two readings where the seed's slides leave room (both options, both measured in
 //! docs/policies.md `## flexs`):
@@ -64,15 +65,16 @@
 //!   matters: if the detected spinner waits at barrier k+1, barrier k has completed, so a
 //!   sibling preempted spinning at barrier k now has barrier k+1's work to do — it is the
 //!   laggard the spinner waits for. With 1 ms compute phases nearly every preempted vCPU was
-//!   preempted spinning, and skipping them removed 99 % of candidates (flex-parallel: 30-360
-//!   switches per run against 3 900-6 800). `skip_siblings_last_spinning = true` skips them.
+//!   preempted spinning, and skipping them removed 99 % of candidates (flex-parallel, sampled
+//!   every 1 ms with history 0.5: 30-360 switches per run against 3 900-6 800). `skip_siblings_last_spinning = true` skips them.
 //!   The seed's detector judges only the running vCPU ("in vcpu_acct() when Xen charges credit
 //!   to the current running vCPU").
 //!
 //! Choices where the seed is silent (also in docs/policies.md `## flexs`):
 //! - thresholds: BPI ≥ 0.25 and BMPR ≤ 0.5 %, between the synthesised spin profile (BPI 0.3,
 //!   BMPR 0.05 %) and useful work (BPI 0.05-0.20, BMPR 1-6 %); with IPC 0.4 for spinning and
-//!   1.0 for work this classifies a window as spinning when about 90 % of its run time spun;
+//!   1.0 for work this classifies the counts as spinning when about 90 % of the run time they
+//!   cover spun (with the defaults: the vCPU's run time since the last reset);
 //! - a window must have retired at least 250 000 instructions (about 0.25 ms of spinning at
 //!   2.5 GHz) to be judged;
 //! - "better" sibling: higher credit priority first (BOOST > UNDER > OVER), then the longer
