@@ -639,13 +639,14 @@ fn a_capped_vm_gets_its_cap_under_cfs_bandwidth_control() {
 
 const FLEX_PARALLEL: &str = include_str!("../../../../scenarios/flex-parallel.toml");
 
-/// Issue 3 acceptance: FlexW+FlexS (scheduler `flex`) does at least as well as FlexW alone
-/// (credit with FlexW in its accounting) on the mix of busy-waiting parallel VMs. Since a
-/// switched-in sibling completes the pCPU's unfinished slice instead of starting a new one,
-/// Flex finished sooner on every seed 1-8 (mean completion 6.25 vs 7.49 s, makespan 7.94 vs
-/// 9.85 s, barrier spin 18.0 vs 25.6 vCPU-s; docs/policies.md `## flexs`). Since credit visits
-/// domains in Xen's `active_sdom` order (session 9) the mean completion is 5.89 vs 7.37 s and
-/// Flex is sooner on 7 of the 8 seeds; on seed 3 it is 1.2 % later (6.53 vs 6.46 s).
+/// Issue 3 acceptance: "FlexW+FlexS does at least as well as FlexW alone on a mix of
+/// busy-waiting parallel VMs" (FlexW alone = credit with FlexW in its accounting), read as the
+/// means over seeds 1-8 of mean completion, makespan and barrier spin, none worse than FlexW
+/// alone's. Until session 9, with FlexS sampling every 1 ms and a two-window memory, Flex was
+/// far ahead (mean completion 5.89 vs 7.37 s, sooner on 7 of 8 seeds) and the test asked for
+/// that. Since FlexS samples at credit's 10 ms tick and keeps counts since the 10 s reset (the
+/// seed's text, `hv/sched/flexs.rs`), it detects fewer spinners and Flex is close to FlexW
+/// alone: see docs/policies.md `## flexs` for the per-seed numbers.
 #[test]
 fn flexw_plus_flexs_does_at_least_as_well_as_flexw_alone_on_the_busy_waiting_mix_over_seeds() {
     let flexw = FLEX_PARALLEL.replace("scheduler = \"flex\"\n", "scheduler = \"credit\"\nparams = { flexw = true }\n");
@@ -655,22 +656,22 @@ fn flexw_plus_flexs_does_at_least_as_well_as_flexw_alone_on_the_busy_waiting_mix
     let makespan_s = |r: &Results| r.vms.iter().map(|v| v.completion_ns.expect("finished")).max().unwrap() as f64 / 1e9;
     let spin_s = |r: &Results| r.vms.iter().map(|v| v.guest_ns.on_cpu.barrier_spin).sum::<u64>() as f64 / 1e9;
     let (mut w, mut f) = ([0.0; 3], [0.0; 3]);
-    let mut sooner = 0;
     for seed in seeds {
         let (a, b) = (run_seeded(&flexw, "credit", seed), run_seeded(FLEX_PARALLEL, "flex", seed));
         assert!(b.totals.scheduler_counters["flexs_switches"] > 0);
-        assert!(mean_s(&b) < 1.05 * mean_s(&a), "seed {seed}: Flex {:.2} s vs FlexW {:.2} s", mean_s(&b), mean_s(&a));
-        sooner += (mean_s(&b) < mean_s(&a)) as usize;
+        eprintln!(
+            "seed {seed}: mean completion / makespan / barrier spin: Flex {:.2} / {:.2} / {:.1}, FlexW {:.2} / {:.2} / {:.1}; switches {}",
+            mean_s(&b), makespan_s(&b), spin_s(&b), mean_s(&a), makespan_s(&a), spin_s(&a), b.totals.scheduler_counters["flexs_switches"]
+        );
         for (acc, r) in [(&mut w, &a), (&mut f, &b)] {
             acc[0] += mean_s(r) / n;
             acc[1] += makespan_s(r) / n;
             acc[2] += spin_s(r) / n;
         }
     }
-    let show = format!("mean completion / makespan / barrier spin: Flex {f:.3?} s vs FlexW {w:.3?} s; Flex sooner on {sooner} of 8 seeds");
-    assert!(sooner >= 7, "{show}");
-    assert!(f[0] < 0.9 * w[0], "{show}");
-    assert!(f[1] < 0.9 * w[1] && f[2] < 0.8 * w[2], "{show}");
+    let show = format!("means over seeds, mean completion / makespan / barrier spin: Flex {f:.3?} vs FlexW {w:.3?}");
+    eprintln!("{show}");
+    assert!(f[0] <= w[0] && f[1] <= w[1] && f[2] <= w[2], "{show}");
 }
 
 /// Two 12-vCPU VMs (dedup-like, two kernel locks, FlexCore hot-unplugging) on 12 pCPUs, seed 3:
