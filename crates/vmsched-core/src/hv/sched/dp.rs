@@ -5,7 +5,15 @@
 //! coefficient (AC, `VcpuFacts::ac_pct`, published by `guest::affinity` at each guest context
 //! switch) is pinned to one pCPU, so credit's work stealing and wake-up placement leave it
 //! where its cache is warm. Pinning is Xen's `vcpu_set_affinity` (`xen/common/schedule.c`): a
-//! queued vCPU whose pCPU leaves its mask is moved at once (`vcpu_migrate`).
+//! queued vCPU whose pCPU leaves its mask is moved at once (`vcpu_migrate`), and under Xen
+//! 3.4's credit (`wake = "xen34"`) arrives at BOOST, as `vcpu_migrate` ends in `vcpu_wake` →
+//! `csched_vcpu_wake`, which boosts any UNDER vCPU it queues (`Credit::boost_after_migrate`).
+//! The pin itself is the seed's "non-migrating" (§4.3) `set_unmigrateable(peer_cpu, vcpu)`
+//! (§4.4): 3.4's `csched_runq_steal` takes a queued vCPU only if `__csched_vcpu_is_migrateable`
+//! (`!vc->is_running && cpu_isset(dest_cpu, vc->cpu_affinity)`), so neither a running vCPU nor
+//! a queued pinned one is stolen, and a pinned vCPU preempted on its pCPU waits there while
+//! other pCPUs idle (§4.3 Figure 4: "CPU i has to turn to IDLE in spite of some VCPUs probably
+//! waiting in other CPU run queue").
 //!
 //! Models (seed 003 §4.3-4.4), in `do_schedule` only (§4.4: "The codes we wrote are just in
 //! do_schedule"): for the vCPU credit picks to run next, all rules; for the vCPU it
