@@ -171,7 +171,7 @@ EPCC = Reproduction(
 
 # ---- Figures 8-9: IMB Sendrecv and Exchange by message size ----------------------------
 
-IMB_BYTES = {False: (4, 64, 1024, 16384, 131072, 1048576, 4194304), True: (64, 16384, 1048576)}
+IMB_BYTES = {False: (4, 64, 1024, 16384, 131072, 1048576, 4194304), True: (64, 1024, 16384, 1048576)}
 IMB_PATTERNS = ("sendrecv", "exchange")
 #: The seed's CPU-bound range, where it reports DP ahead: 128 B to 128 KiB.
 CPU_BOUND = (128, 131072)

@@ -431,36 +431,52 @@ GAPS: dict[str, dict[str, str]] = {
     "dp-stream": {
         "DP is not below credit at any array size":
             "model result, under the seed's Xen 3.4.3 credit (wake = \"xen34\", no rate limits, "
-            "for credit and DP alike) and DP read literally (the vCPU next to run is judged, "
-            "select_peer takes the lowest load; docs/policies.md ## dp): DP is ahead at 1 and 2 "
-            "MiB (1.40, 1.24 of credit) and behind from 4 MiB (0.78, 0.84, 0.83, 0.97 at 4, 8, 16, "
-            "32 MiB). At 4 MiB (seeds 1-3) DP cuts migrations (326 vs 516), refill (79 vs 96 ms) and "
-            "the threads' total runnable waiting (0.39 vs 0.45 s), yet the pass barrier waits for a "
-            "pinned thread preempted on its pCPU, which an idle pCPU may not take (§4.3 Figure 3; "
-            "test by_default_a_preempted_pinned_vcpu_waits_while_a_pcpu_idles): barrier spin 557 vs "
-            "407 ms, the run ends at 327 vs 259 ms. The seed's C(CPU_idle) = 0 (§4.2) assumes "
-            "unpinned vCPUs wait in runqueues to be stolen; here the unpinned ones are running. "
-            "Runs vary much by seed (bandwidth per thread at 4 MiB: credit 4.61-7.26, DP 4.07-5.91 "
-            "GB/s)",
+            "for credit and DP alike; since session 10 with 3.4's boost of a migrated vCPU) and DP "
+            "read literally (docs/policies.md ## dp): DP / credit 1.39, 0.98, 1.04, 0.84, 0.95, 0.97 "
+            "at 1, 2, 4, 8, 16, 32 MiB, mean of seeds 1-3 (quick: 1.39, 1.04, 0.97 at 1, 4, 32 MiB). "
+            "The sign changes with the seed at every size but 32 MiB (per seed: 2 MiB 1.09, 1.18, "
+            "0.66; 8 MiB 0.80, 1.14, 0.68; 16 MiB 0.99, 0.84, 1.04; 32 MiB 1.00, 0.95, 0.96): a run "
+            "is 0.15-0.5 s of 8 barrier-synchronised threads beside the 75 %-busy competitor, decided "
+            "by where the threads sit early on. Where DP is behind, pinned threads wait on their "
+            "pCPUs while pCPUs idle, which is the seed's own rule (§4.3: a pinned vCPU is "
+            "'non-migrating'; Figure 4: a pCPU 'has to turn to IDLE in spite of some VCPUs probably "
+            "waiting'; test by_default_a_preempted_pinned_vcpu_waits_while_a_pcpu_idles): at 8 MiB "
+            "(seeds 1-3) DP does not cut migrations (292 vs 298), its threads wait longer (0.31 vs "
+            "0.25 s runnable, barrier spin 302 vs 248 ms) and the run ends at 251 vs 215 ms; at 32 "
+            "MiB DP cuts the waiting (0.29 vs 0.36 s), migrations (180 vs 196) and refill (108 vs "
+            "111 ms) and still ends at 314 vs 302 ms. The seed's C(CPU_idle) = 0 (§4.2: 'there "
+            "always exists one or more VCPU(s) for migrating') needs the unpinned vCPUs to wait in "
+            "runqueues; a running vCPU is never stolen (3.4's __csched_vcpu_is_migrateable: "
+            "!vc->is_running), and beside a busy competitor the unpinned ones are running. The "
+            "seed's runs must differ in the co-runner (it names none) and average over far more "
+            "placements ('at least 1000 times', §5.3) than three seeds",
     },
     "dp-imb": {
         "Sendrecv: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
-            "model result, under the seed's Xen 3.4.3 credit (wake = \"xen34\", no rate limits) and "
-            "DP read literally (docs/policies.md ## dp): at 1 KiB no rank reaches AC 75 (DP = "
-            "credit), at 16 KiB DP is level (1.03 of credit; seeds 1-5: 0.91-1.04, mean 1.00), at "
-            "128 KiB behind (0.88; seeds 1-5: 0.81-0.96). A rank halts on every message and rule (f) "
-            "unpins it (128 KiB: 1455 pins, 1455 unpins), so a pin lasts from a pick to the next "
-            "halt and woken ranks are placed and stolen by credit as without DP; what remains is that "
-            "a preempted pinned rank may not be taken by an idle pCPU (§4.3 Figure 3): at 128 KiB "
-            "pCPUs idle while vCPUs wait 0.54 vs 0.45 s and ranks wait runnable 0.137 vs 0.123 s",
+            "model result, under the seed's Xen 3.4.3 credit (wake = \"xen34\", no rate limits; "
+            "since session 10 with 3.4's boost of a migrated vCPU) and DP read literally "
+            "(docs/policies.md ## dp): at 1 KiB no rank reaches AC 75 (no pin in seeds 1-5, so DP = "
+            "credit exactly and 'faster' fails on a tie; a 1 KiB copy is 5 % of a side's 5.25 us, "
+            "and AC rises only with memory work: guest/workloads.rs and guest/affinity.rs "
+            "estimates); at 16 KiB DP is 1.05 of credit (seeds 1-5: 0.93-1.05, mean 0.99), at 128 "
+            "KiB 1.04 (0.93-1.04, mean 0.98; before session 10: 0.88, mean 0.88). A rank halts on "
+            "every message and rule (f) unpins it (128 KiB: 1141 pins, 1141 unpins), so a pin lasts "
+            "from a pick to the next halt and woken ranks are placed and stolen by credit as "
+            "without DP: DP changes migrations (426 vs 449) and waiting (0.119 vs 0.123 s) by a few "
+            "percent either way. The seed's 'significantly improves' (§5.3) needs pins that outlive "
+            "a message, i.e. ranks that do not halt between messages (busy-polling MPI progress); "
+            "its mpich2-1.0 (§5.2) channel is not named, and the model's ranks block as a "
+            "poll()-based progress engine does",
         "Exchange: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
-            "model result, under the seed's Xen 3.4.3 credit and DP read literally: DP is behind at "
-            "1 KiB (0.92 of credit; seeds 1-5: 0.84-0.99) and 16 KiB (0.93; seeds 1-5: 0.89-0.93) and "
-            "ahead at 128 KiB with seed 1 (1.10; seeds 1-5: 0.75-1.10, mean 0.86). At 16 KiB DP "
-            "halves the migrations (3868 vs 6916) and cuts refill (12.1 vs 20.4 ms) and the ranks' "
-            "runnable waiting (0.39 vs 0.56 s), yet pCPUs idle while vCPUs wait longer (0.57 vs "
-            "0.51 s) and the run ends later (397 vs 371 ms): the waits of pinned ranks, which an "
-            "idle pCPU may not take, fall on the ring's critical path",
+            "model result, under the seed's Xen 3.4.3 credit and DP read literally (since session "
+            "10 with 3.4's boost of a migrated vCPU): DP is ahead at 1 KiB (1.12 of credit; seeds "
+            "1-5: 1.00-1.12, mean 1.04) and 16 KiB (1.04; 0.99-1.06, mean 1.03; quick mode 0.92) "
+            "and behind at 128 KiB (0.96; 0.84-1.00, mean 0.96). Before session 10: 0.92, 0.93, 1.10 "
+            "(means 0.91, 0.91, 0.86). At 128 KiB (seed 1) DP cuts migrations (582 vs 798), refill "
+            "(15.3 vs 21.0 ms) and the ranks' runnable waiting (0.139 vs 0.184 s), and pCPUs idle "
+            "while vCPUs wait a little less (0.49 vs 0.52 s), yet the run ends at 178 vs 171 ms: the "
+            "waits that remain, of pinned ranks no idle pCPU may take, fall on the ring's critical "
+            "path (each rank's two receives wait for both neighbours)",
     },
     "vmkit-table2-3": {
         "hackbench_2cpu_s": "model result 0.403 s: without affinity the model's hackbench scales "

@@ -475,8 +475,9 @@ fn dp_reduces_stream_migrations_against_credit() {
         dp.totals.scheduler_counters
     );
     assert!(dp.totals.scheduler_counters["dp_pins"] > 0);
-    // Seed 1, 5 s: 1715 vs 2757 (the default reading pins a vCPU when credit picks it, so a
-    // woken one is still placed, and stolen, by credit; evaluate = "all" gave 213).
+    // Seed 1, 5 s: 2288 vs 2757 (1715 before session 10's boost of a migrated vCPU; the
+    // default reading pins a vCPU when credit picks it, so a woken one is still placed, and
+    // stolen, by credit; evaluate = "all" gave 213).
     assert!(d.migrations < c.migrations, "dp {} vs credit {} migrations", d.migrations, c.migrations);
     // Issue 3 also expects less cache refill time under DP. The refill follows the thread, so
     // a vCPU woken from a barrier halt on another pCPU pays for its thread's working set.

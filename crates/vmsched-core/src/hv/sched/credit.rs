@@ -233,12 +233,27 @@ impl Credit {
     }
 
     /// Move queued `v` to pCPU `to`'s runqueue and tickle `to` (the `vcpu_migrate` that
-    /// follows an affinity change, `xen/common/schedule.c: vcpu_set_affinity`).
+    /// follows an affinity change, `xen/common/schedule.c: vcpu_set_affinity`; with `wake =
+    /// "xen34"` it is queued at BOOST if it was UNDER, `boost_after_migrate`).
     pub fn requeue(&mut self, view: &mut SchedView, v: VcpuId, to: PcpuId) {
         if self.units[v].on_runq.is_some() {
             self.remove(v);
+            self.boost_after_migrate(v);
             self.insert(to, v);
             self.tickle(view, to, v);
+        }
+    }
+
+    /// `vcpu_migrate` ends in `vcpu_wake` → `csched_vcpu_wake`, which in Xen 3.4
+    /// (`xen/common/sched_credit.c`) boosts every UNDER, unparked vCPU it queues, one that
+    /// was runnable all along included; current Xen skips the boost for a unit "waking up
+    /// after a migration, rather than after having block" (`CSCHED_FLAG_UNIT_MIGRATING`).
+    /// Applied for `wake = "xen34"` only (4.1's `csched_vcpu_wake` boosts alike, but
+    /// `xen41` is left as it was, see docs/policies.md `## dp`).
+    fn boost_after_migrate(&mut self, v: VcpuId) {
+        let u = &mut self.units[v];
+        if self.wake == WakeRule::Xen34 && u.pri == Pri::Under && !u.parked {
+            u.pri = Pri::Boost;
         }
     }
 
@@ -838,7 +853,8 @@ impl Credit {
     /// `vcpu_migrate` places the unit with `csched_res_pick` — an idle pCPU if one is left
     /// (`csched_unit_wake` queues it there without BOOST and tickles it), else back on `p`;
     /// with `wake = "xen34"` or `"xen41"`, that Xen's `csched_cpu_pick` (`pick_own_idle`),
-    /// which counts `p` idle.
+    /// which counts `p` idle; with `"xen34"` the unit is queued at BOOST if it was UNDER
+    /// (`boost_after_migrate`).
     fn migrate_running(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) -> Decision {
         let d = self.decide(view, p, Some(v), false, Reason::Timer);
         let q = match self.wake {
@@ -846,6 +862,7 @@ impl Credit {
             _ if d.next.is_none() => p,
             _ => self.idle_other(view, v, p).unwrap_or(p),
         };
+        self.boost_after_migrate(v);
         if q == p && d.next.is_none() {
             // Nothing else to run: `p` is the idle pCPU the unit is placed on.
             let u = &mut self.units[v];
@@ -1105,6 +1122,36 @@ mod tests {
         assert_eq!(two_busy_in_one_socket("xen34"), (vec![None, Some(1), Some(0), None], 1));
         // Current Xen's pick moves a running unit only when a unit waits behind it.
         assert_eq!(two_busy_in_one_socket("place_idle"), (vec![Some(0), Some(1), None, None], 0));
+    }
+
+    #[test]
+    fn xen34_a_unit_migrated_at_a_tick_is_queued_at_boost() {
+        // Xen 3.4's `vcpu_migrate` ends in `vcpu_wake` → `csched_vcpu_wake`, which boosts an
+        // UNDER vCPU whether it blocked or not; current Xen does not boost after a migration.
+        let moved = |wake: &str| {
+            let mut k = crate::hv::sched::testkit::Kit::new(4, &[1, 1]);
+            k.topo = Topology::new(2, 2, None, None, 2.0);
+            let map = wake_params(wake);
+            let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
+            k.init(&mut c);
+            k.affinity = vec![Some(vec![0]), Some(vec![1])];
+            k.wake(&mut c, 0);
+            k.wake(&mut c, 1);
+            k.affinity = vec![None, None];
+            // Ticks at 10 ms (both join the active set), then pCPU 0's at 20 ms alone (pCPU
+            // 2's, at the same instant, would take the boost again).
+            k.advance(&mut c, 20 * NS_PER_MS - 1);
+            k.now = 20 * NS_PER_MS;
+            k.with(|view| c.timer(view, 0));
+            k.serve(&mut c);
+            (k.running_on(0), c.pri(0), c.pri(1))
+        };
+        assert_eq!(moved("xen34"), (Some(2), Pri::Boost, Pri::Under), "moved to socket 1, at BOOST");
+        assert_eq!(moved("xen41").1, Pri::Under, "xen41 left as it was");
+        // Current Xen's rule (stranded: a waiter behind it) moves it without the boost.
+        let (mut k, mut c) = stranded();
+        k.advance(&mut c, 20 * NS_PER_MS);
+        assert_eq!((k.running_on(0), c.pri(0)), (Some(1), Pri::Under));
     }
 
     #[test]

@@ -5,7 +5,15 @@
 //! coefficient (AC, `VcpuFacts::ac_pct`, published by `guest::affinity` at each guest context
 //! switch) is pinned to one pCPU, so credit's work stealing and wake-up placement leave it
 //! where its cache is warm. Pinning is Xen's `vcpu_set_affinity` (`xen/common/schedule.c`): a
-//! queued vCPU whose pCPU leaves its mask is moved at once (`vcpu_migrate`).
+//! queued vCPU whose pCPU leaves its mask is moved at once (`vcpu_migrate`), and under Xen
+//! 3.4's credit (`wake = "xen34"`) arrives at BOOST, as `vcpu_migrate` ends in `vcpu_wake` →
+//! `csched_vcpu_wake`, which boosts any UNDER vCPU it queues (`Credit::boost_after_migrate`).
+//! The pin itself is the seed's "non-migrating" (§4.3) `set_unmigrateable(peer_cpu, vcpu)`
+//! (§4.4): 3.4's `csched_runq_steal` takes a queued vCPU only if `__csched_vcpu_is_migrateable`
+//! (`!vc->is_running && cpu_isset(dest_cpu, vc->cpu_affinity)`), so neither a running vCPU nor
+//! a queued pinned one is stolen, and a pinned vCPU preempted on its pCPU waits there while
+//! other pCPUs idle (§4.3 Figure 4: "CPU i has to turn to IDLE in spite of some VCPUs probably
+//! waiting in other CPU run queue").
 //!
 //! Models (seed 003 §4.3-4.4), in `do_schedule` only (§4.4: "The codes we wrote are just in
 //! do_schedule"): for the vCPU credit picks to run next, all rules; for the vCPU it
@@ -434,6 +442,11 @@ mod tests {
             Rig::with(n, nv, cap_pct, "all")
         }
         fn with(n: u32, nv: usize, cap_pct: u32, evaluate: &str) -> Rig {
+            Rig::with_params(n, nv, cap_pct, &[("evaluate", evaluate)])
+        }
+        fn with_params(n: u32, nv: usize, cap_pct: u32, params: &[(&str, &str)]) -> Rig {
+            let map: BTreeMap<String, toml::Value> =
+                params.iter().map(|&(k, v)| (k.to_string(), toml::Value::String(v.to_string()))).collect();
             let facts = (0..nv)
                 .map(|i| VcpuFacts {
                     vm: 0,
@@ -455,7 +468,7 @@ mod tests {
                 cur: vec![None; n as usize],
                 req: Vec::new(),
                 now: 0,
-                dp: Dp::from_params(&mut Params::new(&BTreeMap::from([("evaluate".to_string(), toml::Value::String(evaluate.to_string()))]))).unwrap(),
+                dp: Dp::from_params(&mut Params::new(&map)).unwrap(),
             };
             r.dp.init(view!(r));
             r
@@ -683,6 +696,45 @@ mod tests {
         assert_eq!(r.schedule(0, false), Some(2), "vCPU 2 queued first at the same priority (BOOST)");
         assert_eq!(r.dp.credit.queued_on(0), Some(1), "moved to the pCPU it is pinned to");
         assert_eq!(r.dp.stats().moves, 1);
+    }
+
+    #[test]
+    fn under_xen34_a_vcpu_moved_to_its_pin_is_boosted_and_preempts_there() {
+        // vCPU 0 runs on pCPU 0 but is pinned to pCPU 1 (rule b), where vCPU 1 (UNDER) runs.
+        // At pCPU 0's tick credit moves it there (`_VPF_migrating`, as `vcpu_set_affinity`
+        // would at once) through `vcpu_migrate` → `vcpu_wake`, and Xen 3.4's
+        // `csched_vcpu_wake` boosts the UNDER vCPU it queues, so it preempts vCPU 1; without
+        // the boost (4.1's rule as the model keeps it) it waits behind vCPU 1.
+        let run = |wake: &str| {
+            let mut r = Rig::with_params(2, 3, 0, &[("evaluate", "next"), ("wake", wake)]);
+            r.aff[1] = Some(vec![1]);
+            r.aff[2] = Some(vec![0]);
+            r.dp.init(view!(r));
+            r.wake(2, 0, 50);
+            assert_eq!(r.schedule(0, false), Some(2));
+            r.now = 30 * NS_PER_MS;
+            r.dp.timer(view!(r), LOAD_TIMER);
+            assert_eq!(r.dp.load_pct, vec![100.0, 0.0]);
+            assert_eq!(r.schedule(0, true), None);
+            r.wake(1, 1, 50);
+            assert_eq!(r.schedule(1, false), Some(1));
+            r.wake(0, 0, 90);
+            assert_eq!(r.schedule(0, false), Some(0));
+            assert_eq!(r.dp.pinned_to(0), Some(1), "rule (b): pCPU 1 had the lower load");
+            for t in [40, 50] {
+                r.now = t * NS_PER_MS;
+                r.dp.timer(view!(r), 1);
+                r.dp.timer(view!(r), 0);
+            }
+            assert_eq!(r.dp.credit.pri(1), Pri::Under, "a tick took vCPU 1's BOOST");
+            r.req.clear();
+            assert_eq!(r.schedule(0, false), None, "the tick flagged vCPU 0 to migrate");
+            assert_eq!(r.dp.credit.queued_on(0), Some(1), "queued on the pCPU it is pinned to");
+            let tickled = r.req.iter().any(|q| matches!(q, SchedRequest::Tickle(1)));
+            (r.dp.credit.pri(0), tickled.then(|| r.schedule(1, false)).flatten())
+        };
+        assert_eq!(run("xen34"), (Pri::Boost, Some(0)), "BOOST preempts vCPU 1 (UNDER)");
+        assert_eq!(run("xen41"), (Pri::Under, None), "not tickled: it waits behind vCPU 1");
     }
 
     #[test]
