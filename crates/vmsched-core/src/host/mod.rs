@@ -82,6 +82,9 @@ pub struct CostParams {
     /// `vmkit.host.channel_transfer_ns`).
     pub channel_transfer_ns: Ns,
     /// Time to re-fetch one MiB of working set from memory (about 10 GB/s per core). Estimate.
+    /// Seed 001's host (scenarios/consolidation-specvirt.toml): 134 000, a core's 10 L1D line
+    /// fill buffers each holding one miss for the local latency, 40 cycles + 67 ns = 82 ns
+    /// (7-cpu.com/cpu/Westmere.html, X5650): 16 384 lines x 82 ns / 10.
     pub cache_refill_ns_per_mib: Ns,
     /// Time constant with which other vCPUs' run time evicts a vCPU's working set. Estimate.
     pub cache_evict_tau_ns: Ns,
