@@ -11,8 +11,11 @@
 //! time constant for the whole working set (foreign work on a core evicts its private part
 //! long before the LLC's: not modelled), and a move across sockets refills everything at the
 //! memory rate times `cross_socket_refill_factor`, the remote/local memory latency ratio (the
-//! remote LLC's copy is not modelled, nor which node the VM's memory is on: every move across
-//! sockets pays the remote rate once, every other refill the local one).
+//! remote LLC's copy is not modelled). By default the factor goes by the move: every move
+//! across sockets pays the remote rate once, every other refill the local one. With
+//! `refill_by_memory_node` it goes by where the memory is: whatever part is refilled from DRAM
+//! (after any move, or after eviction on the same pCPU) pays the remote rate when the pCPU's
+//! node is not the VM's `memory_node`, the local rate when it is.
 //! Leaves out: SMT siblings, frequency scaling, memory-bandwidth contention between pCPUs,
 //! per-instruction timing. Every cost is a named parameter; defaults and sources are listed in
 //! `docs/model.md` and next to each field.
@@ -79,6 +82,9 @@ pub struct CostParams {
     /// `vmkit.host.channel_transfer_ns`).
     pub channel_transfer_ns: Ns,
     /// Time to re-fetch one MiB of working set from memory (about 10 GB/s per core). Estimate.
+    /// Seed 001's host (scenarios/consolidation-specvirt.toml): 134 000, a core's 10 L1D line
+    /// fill buffers each holding one miss for the local latency, 40 cycles + 67 ns = 82 ns
+    /// (7-cpu.com/cpu/Westmere.html, X5650): 16 384 lines x 82 ns / 10.
     pub cache_refill_ns_per_mib: Ns,
     /// Time constant with which other vCPUs' run time evicts a vCPU's working set. Estimate.
     pub cache_evict_tau_ns: Ns,
@@ -110,6 +116,15 @@ pub struct CostParams {
     /// 40 cycles + 105 ns from another CPU's memory, at 2.666 GHz: 82 and 120 ns); seed 003's
     /// Xeon 5405, 1.0 (one front-side bus, one memory for all dies).
     pub cross_socket_refill_factor: f64,
+    /// Charge `cross_socket_refill_factor` by the node that holds the VM's memory
+    /// (`vms[].memory_node`) rather than by the move: a refill from DRAM is remote when the
+    /// pCPU it happens on is on another node than the memory, whichever pCPU the vCPU ran on
+    /// before (a line's latency is the memory controller's distance: 7-cpu.com's Westmere page
+    /// gives RAM "connected to this CPU" 67 ns, "connected to another CPU" 105 ns, whatever
+    /// ran where). Default off: hosts calibrated with the by-move charge do not move. Seed
+    /// 001's host sets it (scenarios/consolidation-specvirt.toml, with each VM's node as Xen
+    /// 4.1 places it).
+    pub refill_by_memory_node: bool,
     /// Charge the extra latency of a cache line crossing sockets on virtual IPIs (`hv::xsocket`):
     /// `ticket_transfer_remote_cycles - ticket_transfer_cycles`, the same hardware quantity the
     /// ticket lock and a message's socket buffer pay (a line read from a cache on the other
@@ -151,6 +166,7 @@ impl Default for CostParams {
             private_cache_kib: 0,
             llc_refill_ns_per_mib: 0,
             cross_socket_refill_factor: 1.3,
+            refill_by_memory_node: false,
             cross_socket_vipi_lines: false,
             numa_slowdown_per_distance: 1.0,
             llc_kib: 0,
@@ -291,15 +307,22 @@ pub fn cached_kib(topo: &Topology, costs: &CostParams, ws_kib: u32) -> u32 {
 }
 
 /// Time to refill the cold part of a working set of `ws_kib` KiB (only what the cache holds)
-/// from memory; after a move to another core of the socket with `private_cache_kib`, also the
-/// re-fetch from the LLC of the warm part the old core's private cache held.
-pub fn refill_ns(topo: &Topology, costs: &CostParams, from: usize, to: usize, ws_kib: u32, warmth: f64) -> Ns {
+/// from memory on node `mem_node`; after a move to another core of the socket with
+/// `private_cache_kib`, also the re-fetch from the LLC of the warm part the old core's private
+/// cache held.
+pub fn refill_ns(topo: &Topology, costs: &CostParams, from: usize, to: usize, ws_kib: u32, warmth: f64, mem_node: u32) -> Ns {
     let cached = cached_kib(topo, costs, ws_kib);
     let mib = cached as f64 / 1024.0;
     let mut t = mib * (1.0 - warmth) * costs.cache_refill_ns_per_mib as f64;
-    if topo.socket_of(from) != topo.socket_of(to) {
+    let remote = if costs.refill_by_memory_node {
+        topo.node_of(to) != mem_node.min(topo.numa_nodes - 1)
+    } else {
+        topo.socket_of(from) != topo.socket_of(to)
+    };
+    if remote {
         t *= costs.cross_socket_refill_factor;
-    } else if from != to && costs.private_cache_kib > 0 {
+    }
+    if topo.socket_of(from) == topo.socket_of(to) && from != to && costs.private_cache_kib > 0 {
         let private_mib = cached.min(costs.private_cache_kib) as f64 / 1024.0;
         t += private_mib * warmth * costs.llc_refill_ns_per_mib as f64;
     }
@@ -330,7 +353,7 @@ mod tests {
         assert!(cache_warmth(&topo, &c, 1, 1, c.cache_evict_tau_ns) < 0.4);
         assert!(cache_warmth(&topo, &c, 1, 2, 0) < 1.0);
         assert_eq!(cache_warmth(&topo, &c, 1, 5, 0), 0.0);
-        assert!(refill_ns(&topo, &c, 1, 5, 1024, 0.0) > refill_ns(&topo, &c, 1, 2, 1024, 0.0));
+        assert!(refill_ns(&topo, &c, 1, 5, 1024, 0.0, 0) > refill_ns(&topo, &c, 1, 2, 1024, 0.0, 0));
     }
 
     #[test]
@@ -338,8 +361,8 @@ mod tests {
         let topo = Topology::new(2, 4, None, None, 2.5);
         let unbounded = CostParams::default();
         let llc = CostParams { llc_kib: 4096, ..CostParams::default() };
-        assert_eq!(refill_ns(&topo, &llc, 1, 2, 512, 0.0), refill_ns(&topo, &unbounded, 1, 2, 512, 0.0));
-        assert_eq!(refill_ns(&topo, &llc, 1, 2, 8192, 0.0), refill_ns(&topo, &unbounded, 1, 2, 1024, 0.0));
+        assert_eq!(refill_ns(&topo, &llc, 1, 2, 512, 0.0, 0), refill_ns(&topo, &unbounded, 1, 2, 512, 0.0, 0));
+        assert_eq!(refill_ns(&topo, &llc, 1, 2, 8192, 0.0, 0), refill_ns(&topo, &unbounded, 1, 2, 1024, 0.0, 0));
         assert_eq!(cached_kib(&topo, &llc, 8192), 1024);
     }
 
@@ -355,16 +378,16 @@ mod tests {
         let (topo, c) = westmere();
         assert_eq!(cache_warmth(&topo, &c, 0, 1, 0), 1.0);
         // 512 KiB warm in the L3: only the 256 KiB the old core's L2 held, at the L3 rate.
-        assert_eq!(refill_ns(&topo, &c, 0, 1, 512, cache_warmth(&topo, &c, 0, 1, 0)), 8_000);
+        assert_eq!(refill_ns(&topo, &c, 0, 1, 512, cache_warmth(&topo, &c, 0, 1, 0), 0), 8_000);
         // The flat model re-fetches 40 % of it from memory: 20 us.
         let flat = CostParams::default();
-        assert_eq!(refill_ns(&topo, &flat, 0, 1, 512, cache_warmth(&topo, &flat, 0, 1, 0)), 20_000);
+        assert_eq!(refill_ns(&topo, &flat, 0, 1, 512, cache_warmth(&topo, &flat, 0, 1, 0), 0), 20_000);
     }
 
     #[test]
     fn a_working_set_within_the_private_cache_is_refetched_whole_from_the_llc() {
         let (topo, c) = westmere();
-        assert_eq!(refill_ns(&topo, &c, 0, 2, 128, 1.0), 4_000);
+        assert_eq!(refill_ns(&topo, &c, 0, 2, 128, 1.0, 0), 4_000);
     }
 
     #[test]
@@ -374,7 +397,7 @@ mod tests {
         assert!((w - (-1.0f64).exp()).abs() < 1e-12);
         // 1 MiB: the evicted 63 % from memory at 100 us/MiB, the L2's 256 KiB of the rest from the L3.
         let want = (1.0 - w) * 100_000.0 + 0.25 * w * 32_000.0;
-        assert_eq!(refill_ns(&topo, &c, 0, 1, 1024, w), want.round() as Ns);
+        assert_eq!(refill_ns(&topo, &c, 0, 1, 1024, w, 0), want.round() as Ns);
     }
 
     #[test]
@@ -384,7 +407,7 @@ mod tests {
         for (from, to, foreign) in [(1, 1, 0), (1, 1, 2_000_000), (0, 4, 0), (2, 3, 1_000_000)] {
             let (wc, wf) = (cache_warmth(&topo, &c, from, to, foreign), cache_warmth(&topo, &flat, from, to, foreign));
             assert_eq!(wc, wf);
-            assert_eq!(refill_ns(&topo, &c, from, to, 700, wc), refill_ns(&topo, &flat, from, to, 700, wf));
+            assert_eq!(refill_ns(&topo, &c, from, to, 700, wc, 0), refill_ns(&topo, &flat, from, to, 700, wf, 0));
         }
     }
 
@@ -395,5 +418,31 @@ mod tests {
         assert_eq!(topo.mem_speed(&c, 0, 0, 1.0), 1.0);
         assert!(topo.mem_speed(&c, 4, 0, 1.0) < 0.5);
         assert_eq!(topo.mem_speed(&c, 4, 0, 0.0), 1.0);
+    }
+
+    /// With `refill_by_memory_node`, a refill from DRAM pays the remote rate by where the
+    /// pCPU is relative to the VM's memory, not by the move: a move across sockets onto the
+    /// memory's node is local, and a refill after eviction on the same pCPU away from the
+    /// memory is remote. Off, the move decides (what every host calibrated before does).
+    #[test]
+    fn a_refill_from_memory_is_remote_by_the_memory_node_not_by_the_move() {
+        let topo = Topology::new(2, 3, None, None, 3.33);
+        let by_move = CostParams { cache_refill_ns_per_mib: 100_000, cross_socket_refill_factor: 1.5, ..CostParams::default() };
+        let by_node = CostParams { refill_by_memory_node: true, ..by_move.clone() };
+        // 1 MiB, all cold: 100 us locally, 150 us from the other node's memory.
+        // Across sockets from 0 (node 0) to 4 (node 1):
+        assert_eq!(refill_ns(&topo, &by_move, 0, 4, 1024, 0.0, 1), 150_000, "by the move: remote");
+        assert_eq!(refill_ns(&topo, &by_node, 0, 4, 1024, 0.0, 1), 100_000, "memory on node 1: local");
+        assert_eq!(refill_ns(&topo, &by_node, 4, 0, 1024, 0.0, 1), 150_000, "back to node 0: remote");
+        // Half evicted on the same pCPU 4: the cold half comes from node 0's memory.
+        assert_eq!(refill_ns(&topo, &by_move, 4, 4, 1024, 0.5, 0), 50_000);
+        assert_eq!(refill_ns(&topo, &by_node, 4, 4, 1024, 0.5, 0), 75_000);
+        assert_eq!(refill_ns(&topo, &by_node, 4, 4, 1024, 0.5, 1), 50_000);
+        // Within socket 1 with the two-level cache: the cold part at the node's rate, the old
+        // core's private part from the LLC as before.
+        let two = CostParams { private_cache_kib: 256, llc_refill_ns_per_mib: 32_000, ..by_node.clone() };
+        let two_by_move = CostParams { refill_by_memory_node: false, ..two.clone() };
+        assert_eq!(refill_ns(&topo, &two, 3, 4, 1024, 0.5, 1), refill_ns(&topo, &two_by_move, 3, 4, 1024, 0.5, 1));
+        assert_eq!(refill_ns(&topo, &two, 3, 4, 1024, 0.5, 0), 75_000 + 4_000);
     }
 }

@@ -144,7 +144,7 @@ impl World {
         let Some((last, left_busy)) = self.threads[t].cache_at else { return 0 };
         let foreign = self.pcpus[last].busy_ns.saturating_sub(left_busy);
         let warmth = cache_warmth(&self.topo, &self.costs, last, p, foreign);
-        refill_ns(&self.topo, &self.costs, last, p, self.threads[t].ws_kib, warmth)
+        refill_ns(&self.topo, &self.costs, last, p, self.threads[t].ws_kib, warmth, self.vms[self.threads[t].vm].memory_node)
     }
 
     fn advance_time(&mut self, v: VcpuId) {

@@ -536,6 +536,62 @@ groups = [{ threads = 3, working_set_kib = 64, program = [
     );
 }
 
+/// `refill_by_memory_node` charges the remote rate by where the VM's memory is: a sleeper
+/// pinned to socket 1, whose working set a hog on the same pCPU evicts, refills exactly as by
+/// the move when its memory is on node 1 (it never moves), and about `cross_socket_refill_factor`
+/// times more when its memory is on node 0.
+#[test]
+fn a_pinned_vcpu_refills_at_the_remote_rate_when_its_memory_is_on_the_other_node() {
+    let text = |by_node: bool, node: u32| {
+        format!(
+            r#"
+name = "refill-by-node"
+seed = 5
+duration_ms = 300
+[host]
+sockets = 2
+cores_per_socket = 1
+[host.costs]
+refill_by_memory_node = {by_node}
+[hypervisor]
+scheduler = "credit"
+[[vms]]
+name = "sleeper"
+vcpus = 1
+pin = [1]
+memory_node = {node}
+[[vms.workloads]]
+kind = "custom"
+groups = [{{ threads = 1, working_set_kib = 1024, program = [
+  {{ op = "forever", body = [
+    {{ op = "compute", us = {{ dist = "exp", mean_us = 1000 }} }},
+    {{ op = "sleep", us = {{ dist = "exp", mean_us = 2000 }} }},
+  ] }},
+] }}]
+[[vms]]
+name = "hog"
+vcpus = 1
+pin = [1]
+[[vms.workloads]]
+kind = "custom"
+groups = [{{ threads = 1, working_set_kib = 64, program = [
+  {{ op = "forever", body = [ {{ op = "compute", us = {{ dist = "exp", mean_us = 3000 }} }} ] }},
+] }}]
+"#
+        )
+    };
+    let refill = |r: &Results| r.vcpus[0].cache_refill_ns;
+    let by_move = run_text(&text(false, 0), None);
+    let local = run_text(&text(true, 1), None);
+    let remote = run_text(&text(true, 0), None);
+    assert_eq!(by_move.vcpus[0].migrations, 0);
+    assert!(refill(&by_move) > 1_000_000, "the hog must evict: {} ns refilled", refill(&by_move));
+    assert_eq!(refill(&local), refill(&by_move), "memory on its own node: as by the move");
+    let ratio = refill(&remote) as f64 / refill(&local) as f64;
+    println!("refill local {} ns, remote {} ns, ratio {ratio:.3}", refill(&local), refill(&remote));
+    assert!((1.15..1.45).contains(&ratio), "remote/local refill {ratio:.3}, default factor 1.3");
+}
+
 #[test]
 fn imb_exchange_finishes_under_dp_and_credit() {
     // Regression: with one shared inbox per rank (capacity 4, blocking sends), a receive could
