@@ -21,18 +21,13 @@
 //! - periodic load balancing (interval = #pCPUs ms, x16 when busy; imbalance_pct 117) and
 //!   new-idle balancing; migrated threads keep their lag relative to min_vruntime;
 //! - KVM PLE exits call `kvm_vcpu_on_spin`: round robin from the last boosted vCPU, skipping
-//!   vCPUs that are not ready, preempted in user mode, or, every other time (`dy_eligible`),
-//!   still in their own PLE handler. The user-mode filter is the `yield_to_kernel_mode` argument of
+//!   vCPUs that are not ready, preempted in user mode, or spinning themselves every other
+//!   time (`dy_eligible`). The user-mode filter is the `yield_to_kernel_mode` argument of
 //!   Linux 4.15+ ("KVM: add spinlock optimization framework"); with
 //!   `hypervisor.ple.yield_to_kernel_mode = false` any preempted vCPU is a candidate, as in
 //!   Linux 3.x-4.14's `kvm_vcpu_on_spin(struct kvm_vcpu *me)` (virt/kvm/kvm_main.c: skips
 //!   only vCPUs not `preempted`, itself, halted ones not runnable, and the `dy_eligible`
-//!   toggle). The toggle (`kvm_vcpu_eligible_for_directed_yield`) applies only to a vCPU
-//!   `in_spin_loop`, i.e. one descheduled from inside its own `kvm_vcpu_on_spin` by the
-//!   directed yield it made there (`yield_to` ends in `schedule()`, kernel/sched/core.c);
-//!   a vCPU the host preempted while it spun in the guest is not in the handler and is a
-//!   candidate every time. A yielder leaves the handler with `dy_eligible` false
-//!   (`kvm_vcpu_set_dy_eligible(me, false)`) when it runs again. `yield_to` sets the target as next buddy on its runqueue and
+//!   toggle); `yield_to` sets the target as next buddy on its runqueue and
 //!   reschedules that pCPU, and the spinner yields (skip buddy); up to 3 failed attempts.
 //!   Buddies are hints, as in `pick_next_entity`: the next buddy runs, and the skip buddy is
 //!   passed over, only if that is not too unfair to the leftmost entity
@@ -110,9 +105,6 @@ pub struct Cfs {
     active_per_vm: Vec<u32>,
     last_boosted: Vec<usize>,
     dy_eligible: Vec<bool>,
-    /// `spin_loop.in_spin_loop`: descheduled by its own directed yield, still inside
-    /// `kvm_vcpu_on_spin` until it runs again.
-    in_spin_loop: Vec<bool>,
     balance_interval_ns: Ns,
     dy_attempted: u64,
     dy_successful: u64,
@@ -146,7 +138,6 @@ impl Cfs {
             active_per_vm: Vec::new(),
             last_boosted: Vec::new(),
             dy_eligible: Vec::new(),
-            in_spin_loop: Vec::new(),
             balance_interval_ns: 0,
             dy_attempted: 0,
             dy_successful: 0,
@@ -432,7 +423,6 @@ impl HvScheduler for Cfs {
         self.active_per_vm = vec![0; view.vms.len()];
         self.last_boosted = vec![usize::MAX; view.vms.len()];
         self.dy_eligible = vec![false; view.vcpus.len()];
-        self.in_spin_loop = vec![false; view.vcpus.len()];
         self.balance_interval_ns = n as Ns * NS_PER_MS;
         for p in 0..n {
             view.arm(BALANCE_TIMER_BASE + p as u64, self.balance_interval_ns + p as Ns * 1000);
@@ -502,11 +492,6 @@ impl HvScheduler for Cfs {
         if let Some(v) = next {
             self.dequeue(v);
             self.ents[v].exec_start = view.now;
-            // Back from its directed yield: the end of `kvm_vcpu_on_spin`.
-            if self.in_spin_loop[v] {
-                self.in_spin_loop[v] = false;
-                self.dy_eligible[v] = false;
-            }
         }
         let slice = next.map(|v| {
             let nr = self.rq[p].len() + 1;
@@ -568,7 +553,7 @@ impl HvScheduler for Cfs {
             if f.run != RunState::Runnable || !preempted {
                 continue;
             }
-            if self.in_spin_loop[t] {
+            if f.spinning {
                 let eligible = self.dy_eligible[t];
                 self.dy_eligible[t] = !eligible;
                 if !eligible {
@@ -580,7 +565,6 @@ impl HvScheduler for Cfs {
             if r > 0 {
                 self.last_boosted[vm] = idx;
                 self.dy_successful += 1;
-                self.in_spin_loop[me] = true;
                 return true;
             } else if r < 0 {
                 tries -= 1;
@@ -589,7 +573,6 @@ impl HvScheduler for Cfs {
                 }
             }
         }
-        self.dy_eligible[me] = false;
         false
     }
 
@@ -786,59 +769,6 @@ mod tests {
         let yielded = k.with(|view| s.pause_exit(view, 1));
         assert_eq!(s.yield_stats(), (1, yielded as u64));
         yielded
-    }
-
-    #[test]
-    fn a_sibling_the_host_preempted_while_it_spun_is_a_candidate_at_every_pause_exit() {
-        // `kvm_vcpu_eligible_for_directed_yield` toggles only vCPUs `in_spin_loop` (inside
-        // their own `kvm_vcpu_on_spin`); vCPU 0 was preempted by the host scheduler, not by a
-        // yield of its own, so spinning in the guest does not make it skip a turn.
-        let mut k = Kit::new(1, &[2]);
-        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), PleYield { directed_yield: true, yield_to_kernel_mode: false }).unwrap();
-        k.init(&mut s);
-        k.wake(&mut s, 0);
-        k.wake(&mut s, 1);
-        for i in 1..=50 {
-            if k.running_on(1).is_some() {
-                break;
-            }
-            k.advance(&mut s, i * MS);
-            k.schedule(&mut s, 0, Reason::Timer);
-        }
-        assert!(k.running_on(1).is_some() && k.vcpus[0].preempted);
-        k.vcpus[0].spinning = true;
-        assert!(k.with(|view| s.pause_exit(view, 1)), "first exit boosts the preempted spinner");
-        assert!(k.with(|view| s.pause_exit(view, 1)), "and so does the second");
-        assert_eq!(s.yield_stats(), (2, 2));
-    }
-
-    #[test]
-    fn a_vcpu_descheduled_by_its_own_directed_yield_is_a_candidate_every_other_time() {
-        let mut k = Kit::new(1, &[2]);
-        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), PleYield { directed_yield: true, yield_to_kernel_mode: false }).unwrap();
-        k.init(&mut s);
-        k.wake(&mut s, 0);
-        k.wake(&mut s, 1);
-        for i in 1..=50 {
-            if k.running_on(1).is_some() {
-                break;
-            }
-            k.advance(&mut s, i * MS);
-            k.schedule(&mut s, 0, Reason::Timer);
-        }
-        // vCPU 1 spins, exits and yields to vCPU 0, which runs (next buddy); vCPU 1 is
-        // descheduled inside its handler (`yield_to` ... `schedule()`).
-        assert!(k.with(|view| s.pause_exit(view, 1)));
-        k.schedule(&mut s, 0, Reason::Yield);
-        assert_eq!(k.running_on(0), Some(0), "the boosted sibling runs");
-        assert!(k.vcpus[1].preempted);
-        // Now vCPU 0 spins: vCPU 1 is skipped at its first exit, boosted at the second.
-        assert!(!k.with(|view| s.pause_exit(view, 0)), "in_spin_loop, dy_eligible false: skipped");
-        assert!(k.with(|view| s.pause_exit(view, 0)), "dy_eligible toggled: boosted");
-        k.schedule(&mut s, 0, Reason::Yield);
-        assert_eq!(k.running_on(1), Some(0));
-        // Back on its pCPU vCPU 1 has left its handler; vCPU 0 is now the one inside it.
-        assert!(!s.in_spin_loop[1] && !s.dy_eligible[1] && s.in_spin_loop[0]);
     }
 
     #[test]
