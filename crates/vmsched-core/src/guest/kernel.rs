@@ -255,8 +255,9 @@ impl World {
                     self.vms[th.vm].ops += 1;
                     return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction, then: AfterCompute::Next });
                 }
-                Instr::Lock { lock, cs_us } => {
+                Instr::Lock { lock, cs_us, irqs_off } => {
                     th.pending_ns = draw(&mut th.rng, &cs_us);
+                    th.irqs_off = irqs_off;
                     return self.lock_acquire(t, lock);
                 }
                 Instr::Mutex { mutex, cs_us, spin_us } => {
@@ -422,6 +423,7 @@ impl World {
     }
 
     fn lock_release(&mut self, t: ThreadId, lock: usize) {
+        self.threads[t].irqs_off = false;
         let vm = self.threads[t].vm;
         let l = &mut self.vms[vm].locks[lock];
         debug_assert_eq!(l.holder, Some(t));

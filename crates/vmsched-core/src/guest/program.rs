@@ -12,7 +12,7 @@ use crate::scenario::{DurationUs, OpSpec};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Instr {
     Compute { us: DurationUs, mem_fraction: f64 },
-    Lock { lock: usize, cs_us: DurationUs },
+    Lock { lock: usize, cs_us: DurationUs, irqs_off: bool },
     Mutex { mutex: usize, cs_us: DurationUs, spin_us: f64 },
     Barrier { barrier: usize, spin_us: f64 },
     /// `msg_lines`: cache lines a message's buffer occupies (`guest::channel`), 0 = none.
@@ -95,9 +95,9 @@ impl<'a> Compiler<'a> {
         for op in ops {
             match op {
                 OpSpec::Compute { us, mem_fraction } => p.code.push(Instr::Compute { us: us.clone(), mem_fraction: *mem_fraction }),
-                OpSpec::Lock { lock, cs_us } => {
+                OpSpec::Lock { lock, cs_us, irqs_off } => {
                     let l = intern(&mut self.names.locks, lock);
-                    p.code.push(Instr::Lock { lock: l, cs_us: cs_us.clone() })
+                    p.code.push(Instr::Lock { lock: l, cs_us: cs_us.clone(), irqs_off: *irqs_off })
                 }
                 OpSpec::Mutex { mutex, cs_us, spin_us } => {
                     let m = intern(&mut self.names.mutexes, mutex);
@@ -187,7 +187,7 @@ mod tests {
             count: 3,
             body: vec![
                 OpSpec::Compute { us: DurationUs::fixed(1.0), mem_fraction: 0.0 },
-                OpSpec::Every { n: 2, body: vec![OpSpec::Lock { lock: "a".into(), cs_us: DurationUs::fixed(1.0) }] },
+                OpSpec::Every { n: 2, body: vec![OpSpec::Lock { lock: "a".into(), cs_us: DurationUs::fixed(1.0), irqs_off: false }] },
             ],
         }];
         let id = Compiler { names: &mut names, programs: &mut progs }.compile(&ops);

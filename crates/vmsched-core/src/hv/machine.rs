@@ -147,9 +147,23 @@ impl World {
         refill_ns(&self.topo, &self.costs, last, p, self.threads[t].ws_kib, warmth, self.vms[self.threads[t].vm].memory_node)
     }
 
+    /// Interrupts are masked on `v`: its thread spins for, or holds, a spinlock taken with
+    /// interrupts off (`spin_lock_irq`/`spin_lock_irqsave`: x86 `arch_spin_lock_flags` spins
+    /// with them off until Linux 4.x's queued locks). Queued interrupts, a function-call IPI
+    /// among them, wait in the virtual APIC until the release (`spin_unlock_irq`); the exits
+    /// that brought them are charged as usual.
+    pub(crate) fn irqs_masked(&self, v: VcpuId) -> bool {
+        self.vcpus[v].cur.map_or(false, |t| {
+            let th = &self.threads[t];
+            th.irqs_off
+                && matches!(th.act, Activity::SpinLock { .. } | Activity::LockGranted { .. } | Activity::Compute { then: AfterCompute::ReleaseLock(_), .. })
+        })
+    }
+
     fn advance_time(&mut self, v: VcpuId) {
         let now = self.q.now();
         let RunState::Running(p) = self.vcpus[v].run else { return };
+        let masked = self.irqs_masked(v);
         let vc = &mut self.vcpus[v];
         let mut dt = now - vc.seg_start;
         if dt == 0 {
@@ -171,7 +185,7 @@ impl World {
         pc.hv_ns += h;
         pc.guest_ns += dt - h;
         dt -= h;
-        if dt > 0 {
+        if dt > 0 && !masked {
             if let Some(w) = vc.irq.front_mut() {
                 let x = dt.min(w.left_ns);
                 w.left_ns -= x;
@@ -179,7 +193,7 @@ impl World {
                 dt -= x;
             }
         }
-        if dt > 0 && vc.irq.is_empty() {
+        if dt > 0 && (vc.irq.is_empty() || masked) {
             let r = dt.min(vc.refill_debt_ns);
             vc.refill_debt_ns -= r;
             vc.t.cache_refill += r;
@@ -260,13 +274,14 @@ impl World {
             self.vcpus[v].exec_timer.cancel();
             return;
         };
+        let masked = self.irqs_masked(v);
         let vc = &self.vcpus[v];
         let t0 = vc.seg_start;
         let at: Option<Ns> = if vc.bg_debt_ns + vc.hv_debt_ns > 0 {
             Some(t0 + vc.bg_debt_ns + vc.hv_debt_ns)
         } else if let Some(until) = vc.poll_until {
             Some(if self.halt_has_work(v) { t0 } else { until.max(t0) })
-        } else if let Some(w) = vc.irq.front() {
+        } else if let Some(w) = vc.irq.front().filter(|_| !masked) {
             Some(t0 + w.left_ns)
         } else if vc.halt_pending {
             Some(t0)
@@ -581,7 +596,7 @@ impl World {
                 return;
             }
         }
-        if !self.vcpus[v].irq.is_empty() {
+        if !self.vcpus[v].irq.is_empty() && !self.irqs_masked(v) {
             return self.arm_exec(v);
         }
         if self.vcpus[v].halt_pending {

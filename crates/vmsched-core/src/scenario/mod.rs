@@ -495,7 +495,15 @@ pub enum OpSpec {
         mem_fraction: f64,
     },
     /// Take a guest spinlock, run the critical section with preemption disabled, release.
-    Lock { lock: String, cs_us: DurationUs },
+    /// `irqs_off`: taken with `spin_lock_irq`/`spin_lock_irqsave`, so the vCPU takes no
+    /// interrupt (a function-call IPI waits) while it spins for the lock or holds it
+    /// (`guest::kernel`).
+    Lock {
+        lock: String,
+        cs_us: DurationUs,
+        #[serde(default)]
+        irqs_off: bool,
+    },
     /// Sleeping mutex: spin up to `spin_us` (adaptive), then block.
     Mutex {
         mutex: String,

@@ -275,6 +275,8 @@ pub struct Thread {
     pub lock_req_at: Ns,
     /// Duration drawn for the critical section awaiting its lock.
     pub pending_ns: Ns,
+    /// The spinlock it spins for or holds was taken with interrupts off (`OpSpec::Lock`).
+    pub irqs_off: bool,
     pub forks: u64,
     /// Arrival time of the client request taken by the last `accept`.
     pub request_since: Option<Ns>,
@@ -325,6 +327,7 @@ impl Thread {
             waiting_children: false,
             lock_req_at: 0,
             pending_ns: 0,
+            irqs_off: false,
             forks: 0,
             request_since: None,
             cache_at: None,

@@ -797,3 +797,43 @@ fn a_vcpu_unplugged_while_preempted_comes_back_not_preempted() {
         assert!(completion(&r, vm) / 1e6 < 1000.0);
     }
 }
+
+/// One 2-vCPU VM on 2 pCPUs, two threads of one process: each takes lock `io` for 200 µs, works
+/// 10 µs and shoots down the address space (100 times). The other thread spins for the lock or
+/// holds it nearly all the time. Returns the VM's function-call IPI wait in ns.
+fn ipi_wait_beside_a_lock_holder(irqs_off: bool) -> u64 {
+    let text = format!(
+        r#"
+name = "irqs-off"
+seed = 1
+[host]
+sockets = 1
+cores_per_socket = 2
+[hypervisor]
+scheduler = "cfs"
+[[vms]]
+name = "vm"
+vcpus = 2
+[[vms.workloads]]
+kind = "custom"
+groups = [
+  {{ threads = 2, program = [{{ op = "loop", count = 100, body = [
+    {{ op = "lock", lock = "io", cs_us = 200, irqs_off = {irqs_off} }},
+    {{ op = "compute", us = 10 }}, {{ op = "shootdown", local_us = 1.0 }} ] }}] }},
+]
+"#
+    );
+    let r = run_text(&text, None);
+    r.vms[0].guest_ns.on_cpu.ipi_wait
+}
+
+#[test]
+fn a_flush_ipi_waits_for_a_target_that_holds_a_lock_taken_with_interrupts_off() {
+    // spin_lock_irq: the target, which took the lock at the sender's release, acknowledges
+    // only at the end of its 200 µs section; with interrupts on the handler runs at once (a
+    // vIPI round trip and the handler, a few µs).
+    let on = ipi_wait_beside_a_lock_holder(false);
+    let off = ipi_wait_beside_a_lock_holder(true);
+    assert!(on < 200 * 10_000, "interrupts on: {on} ns of IPI wait over 200 shootdowns");
+    assert!(off > 200 * 100_000, "interrupts off: {off} ns of IPI wait over 200 shootdowns");
+}
