@@ -224,6 +224,10 @@ pub struct VmSpec {
     /// Hard affinity: `pin[i]` is the pCPU of vCPU i (all vCPUs must be listed).
     #[serde(default)]
     pub pin: Option<Vec<u32>>,
+    /// Hard affinity of every vCPU to a set of pCPUs (Xen's `vcpu_set_affinity` with one
+    /// mask for all vCPUs, as xm's `cpus=` or xend's NUMA placement sets it); not with `pin`.
+    #[serde(default)]
+    pub cpus: Option<Vec<u32>>,
     /// Home NUMA node of the VM's memory.
     #[serde(default)]
     pub memory_node: u32,

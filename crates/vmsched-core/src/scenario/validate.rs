@@ -488,6 +488,23 @@ fn check_vm(i: usize, vm: &VmSpec, host: &HostFacts) -> Result<Option<String>, S
             }
         }
     }
+    if let Some(cpus) = &vm.cpus {
+        let pp = format!("{p}.cpus");
+        if vm.pin.is_some() {
+            return err(pp, "give either `pin` (one pCPU per vCPU) or `cpus` (one set for all vCPUs), not both".to_string());
+        }
+        if cpus.is_empty() {
+            return err(pp, "must name at least one pCPU".to_string());
+        }
+        for (k, &c) in cpus.iter().enumerate() {
+            if c as u64 >= host.n_pcpus {
+                return err(
+                    format!("{pp}[{k}]"),
+                    format!("pCPU {c} does not exist: the host has {} pCPUs (0..={})", host.n_pcpus, host.n_pcpus - 1),
+                );
+            }
+        }
+    }
     if vm.memory_node >= host.numa_nodes {
         return err(
             format!("{p}.memory_node"),
@@ -1357,6 +1374,15 @@ threads = 2
     fn pcpu_index_out_of_range_names_the_entry() {
         let e = assert_path(&one_vm(&format!("vcpus = 2\npin = [0, 4]\n{HOG}")), "vms[0].pin[1]");
         assert!(e.reason.contains("pCPU 4"), "{e}");
+    }
+
+    #[test]
+    fn cpus_out_of_range_or_with_pin_names_the_field() {
+        let e = assert_path(&one_vm(&format!("vcpus = 2\ncpus = [1, 4]\n{HOG}")), "vms[0].cpus[1]");
+        assert!(e.reason.contains("pCPU 4"), "{e}");
+        assert_path(&one_vm(&format!("vcpus = 2\ncpus = []\n{HOG}")), "vms[0].cpus");
+        assert_path(&one_vm(&format!("vcpus = 2\npin = [0, 1]\ncpus = [0, 1]\n{HOG}")), "vms[0].cpus");
+        accepted(&one_vm(&format!("vcpus = 3\ncpus = [2, 3]\n{HOG}")));
     }
 
     #[test]

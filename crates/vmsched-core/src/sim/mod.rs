@@ -211,11 +211,21 @@ impl Simulation {
             let online = vs.guest.online_vcpus.unwrap_or(vs.vcpus);
             let mut vcpu_ids = Vec::new();
             for k in 0..vs.vcpus {
-                let home = vs.pin.as_ref().map(|p| p[k as usize] as usize).unwrap_or(global_vcpu % n_p);
+                let mask: Option<Vec<usize>> = match (&vs.pin, &vs.cpus) {
+                    (Some(p), _) => Some(vec![p[k as usize] as usize]),
+                    (None, Some(c)) => Some(c.iter().map(|&q| q as usize).collect()),
+                    (None, None) => None,
+                };
+                // Outside its mask a vCPU moves to an allowed pCPU (vcpu_set_affinity →
+                // vcpu_migrate): here the next allowed one after its default place.
+                let default_home = global_vcpu % n_p;
+                let home = mask.as_ref().map_or(default_home, |m| {
+                    (0..n_p).map(|d| (default_home + d) % n_p).find(|q| m.contains(q)).unwrap_or(m[0])
+                });
                 global_vcpu += 1;
                 let id = w.vcpus.len();
                 w.vcpus.push(Vcpu::new(i, k, home, k < online, ple.window_cycles));
-                w.affinity.push(vs.pin.as_ref().map(|p| vec![p[k as usize] as usize]));
+                w.affinity.push(mask);
                 vcpu_ids.push(id);
             }
             let mut names = Names::default();

@@ -837,3 +837,32 @@ fn a_flush_ipi_waits_for_a_target_that_holds_a_lock_taken_with_interrupts_off() 
     assert!(on < 200 * 10_000, "interrupts on: {on} ns of IPI wait over 200 shootdowns");
     assert!(off > 200 * 100_000, "interrupts off: {off} ns of IPI wait over 200 shootdowns");
 }
+
+#[test]
+fn a_vm_with_a_cpus_set_runs_only_on_it_and_fills_it() {
+    // Three hog vCPUs confined to socket 0's two pCPUs (vms[].cpus, as xend's NUMA placement
+    // sets it): socket 1 stays idle although it is free, and both allowed pCPUs stay busy.
+    let text = r#"
+name = "cpus-set"
+seed = 1
+duration_ms = 200
+[host]
+sockets = 2
+cores_per_socket = 2
+[hypervisor]
+scheduler = "credit"
+[[vms]]
+vcpus = 3
+cpus = [0, 1]
+workloads = [{ kind = "hog" }]
+"#;
+    let r = run_text(text, None);
+    let t = r.sim_time_ns as f64;
+    for p in &r.pcpus {
+        if p.pcpu < 2 {
+            assert!(p.guest_ns as f64 > 0.9 * t, "pcpu {}: guest {} ns of {t}", p.pcpu, p.guest_ns);
+        } else {
+            assert_eq!(p.guest_ns, 0, "pcpu {} is outside the VM's cpus", p.pcpu);
+        }
+    }
+}
