@@ -674,13 +674,9 @@ mod tests {
         assert_eq!(r.dp.stats().unpins_over_idle, 1);
     }
 
-    #[test]
-    fn by_default_a_picked_vcpu_is_pinned_to_a_less_loaded_peer_and_moves_when_preempted() {
-        // Rule (b) with the literal margin 0: pCPU 0 was busy over the last window, pCPU 1
-        // idle, so vCPU 0 picked on pCPU 0 is pinned to pCPU 1; it runs on, and moves there
-        // when it is next descheduled runnable.
-        let mut r = Rig::with(2, 3, 0, "next");
-        r.aff[2] = Some(vec![0]);
+    /// vCPU 2 (pinned to pCPU 0) runs there through a load window while pCPU 1 idles, then
+    /// halts: pCPU 0's load is 100 %, pCPU 1's 0 %.
+    fn busy_window_on_pcpu0(r: &mut Rig) {
         r.dp.init(view!(r));
         r.wake(2, 0, 50);
         assert_eq!(r.schedule(0, false), Some(2));
@@ -688,6 +684,16 @@ mod tests {
         r.dp.timer(view!(r), LOAD_TIMER);
         assert_eq!(r.dp.load_pct, vec![100.0, 0.0]);
         assert_eq!(r.schedule(0, true), None);
+    }
+
+    #[test]
+    fn by_default_a_picked_vcpu_is_pinned_to_a_less_loaded_peer_and_moves_when_preempted() {
+        // Rule (b) with the literal margin 0: pCPU 0 was busy over the last window, pCPU 1
+        // idle, so vCPU 0 picked on pCPU 0 is pinned to pCPU 1; it runs on, and moves there
+        // when it is next descheduled runnable.
+        let mut r = Rig::with(2, 3, 0, "next");
+        r.aff[2] = Some(vec![0]);
+        busy_window_on_pcpu0(&mut r);
         r.wake(0, 0, 90);
         assert_eq!(r.schedule(0, false), Some(0));
         assert_eq!(r.dp.pinned_to(0), Some(1));
@@ -709,13 +715,7 @@ mod tests {
             let mut r = Rig::with_params(2, 3, 0, &[("evaluate", "next"), ("wake", wake)]);
             r.aff[1] = Some(vec![1]);
             r.aff[2] = Some(vec![0]);
-            r.dp.init(view!(r));
-            r.wake(2, 0, 50);
-            assert_eq!(r.schedule(0, false), Some(2));
-            r.now = 30 * NS_PER_MS;
-            r.dp.timer(view!(r), LOAD_TIMER);
-            assert_eq!(r.dp.load_pct, vec![100.0, 0.0]);
-            assert_eq!(r.schedule(0, true), None);
+            busy_window_on_pcpu0(&mut r);
             r.wake(1, 1, 50);
             assert_eq!(r.schedule(1, false), Some(1));
             r.wake(0, 0, 90);
