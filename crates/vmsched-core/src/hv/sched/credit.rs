@@ -252,7 +252,7 @@ impl Credit {
     /// `xen41` is left as it was, see docs/policies.md `## dp`).
     fn boost_after_migrate(&mut self, v: VcpuId) {
         let u = &mut self.units[v];
-        if self.wake == WakeRule::Xen34 && u.pri == Pri::Under && !u.parked {
+        if matches!(self.wake, WakeRule::Xen34 | WakeRule::Xen41) && u.pri == Pri::Under && !u.parked {
             u.pri = Pri::Boost;
         }
     }
