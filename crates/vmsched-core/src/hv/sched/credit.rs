@@ -248,11 +248,11 @@ impl Credit {
     /// (`xen/common/sched_credit.c`) boosts every UNDER, unparked vCPU it queues, one that
     /// was runnable all along included; current Xen skips the boost for a unit "waking up
     /// after a migration, rather than after having block" (`CSCHED_FLAG_UNIT_MIGRATING`).
-    /// Applied for `wake = "xen34"` only (4.1's `csched_vcpu_wake` boosts alike, but
-    /// `xen41` is left as it was, see docs/policies.md `## dp`).
+    /// Applied for `wake = "xen34"` and `"xen41"` (the 4.2-era `csched_vcpu_wake` boosts
+    /// alike; the flag came later), not for current Xen's rule.
     fn boost_after_migrate(&mut self, v: VcpuId) {
         let u = &mut self.units[v];
-        if self.wake == WakeRule::Xen34 && u.pri == Pri::Under && !u.parked {
+        if matches!(self.wake, WakeRule::Xen34 | WakeRule::Xen41) && u.pri == Pri::Under && !u.parked {
             u.pri = Pri::Boost;
         }
     }
@@ -853,7 +853,7 @@ impl Credit {
     /// `vcpu_migrate` places the unit with `csched_res_pick` — an idle pCPU if one is left
     /// (`csched_unit_wake` queues it there without BOOST and tickles it), else back on `p`;
     /// with `wake = "xen34"` or `"xen41"`, that Xen's `csched_cpu_pick` (`pick_own_idle`),
-    /// which counts `p` idle; with `"xen34"` the unit is queued at BOOST if it was UNDER
+    /// which counts `p` idle; with either the unit is queued at BOOST if it was UNDER
     /// (`boost_after_migrate`).
     fn migrate_running(&mut self, view: &mut SchedView, p: PcpuId, v: VcpuId) -> Decision {
         let d = self.decide(view, p, Some(v), false, Reason::Timer);
@@ -1125,29 +1125,34 @@ mod tests {
     }
 
     #[test]
-    fn xen34_a_unit_migrated_at_a_tick_is_queued_at_boost() {
-        // Xen 3.4's `vcpu_migrate` ends in `vcpu_wake` → `csched_vcpu_wake`, which boosts an
-        // UNDER vCPU whether it blocked or not; current Xen does not boost after a migration.
-        let moved = |wake: &str| {
-            let mut k = crate::hv::sched::testkit::Kit::new(4, &[1, 1]);
-            k.topo = Topology::new(2, 2, None, None, 2.0);
+    fn xen34_and_xen41_a_unit_migrated_at_a_tick_is_queued_at_boost() {
+        // Xen 3.4's and 4.1's `vcpu_migrate` ends in `vcpu_wake` → `csched_vcpu_wake`, which
+        // boosts an UNDER vCPU whether it blocked or not; current Xen does not boost after a
+        // migration.
+        // `cores` busy units fill socket 0 of a 2 x `cores` host; pCPU 0's tick moves unit 0
+        // to socket 1 (3.4's pick compares idlers 1:1 across sockets, 4.1's with
+        // migrate_factor 2, so 4.1 needs three idlers there against pCPU 0 alone).
+        let moved = |wake: &str, cores: usize| {
+            let mut k = crate::hv::sched::testkit::Kit::new(2 * cores, &vec![1; cores]);
+            k.topo = Topology::new(2, cores as u32, None, None, 2.0);
             let map = wake_params(wake);
             let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
             k.init(&mut c);
-            k.affinity = vec![Some(vec![0]), Some(vec![1])];
-            k.wake(&mut c, 0);
-            k.wake(&mut c, 1);
-            k.affinity = vec![None, None];
-            // Ticks at 10 ms (both join the active set), then pCPU 0's at 20 ms alone (pCPU
-            // 2's, at the same instant, would take the boost again).
+            k.affinity = (0..cores).map(|q| Some(vec![q])).collect();
+            for v in 0..cores {
+                k.wake(&mut c, v);
+            }
+            k.affinity = vec![None; cores];
+            // Ticks at 10 ms (all join the active set), then pCPU 0's at 20 ms alone (another
+            // pCPU's, at the same instant, would take the boost again).
             k.advance(&mut c, 20 * NS_PER_MS - 1);
             k.now = 20 * NS_PER_MS;
             k.with(|view| c.timer(view, 0));
             k.serve(&mut c);
             (k.running_on(0), c.pri(0), c.pri(1))
         };
-        assert_eq!(moved("xen34"), (Some(2), Pri::Boost, Pri::Under), "moved to socket 1, at BOOST");
-        assert_eq!(moved("xen41").1, Pri::Under, "xen41 left as it was");
+        assert_eq!(moved("xen34", 2), (Some(2), Pri::Boost, Pri::Under), "moved to socket 1, at BOOST");
+        assert_eq!(moved("xen41", 4), (Some(4), Pri::Boost, Pri::Under), "4.1 alike");
         // Current Xen's rule (stranded: a waiter behind it) moves it without the boost.
         let (mut k, mut c) = stranded();
         k.advance(&mut c, 20 * NS_PER_MS);
