@@ -475,18 +475,7 @@ fn check_vm(i: usize, vm: &VmSpec, host: &HostFacts) -> Result<Option<String>, S
                 ),
             );
         }
-        for (k, &c) in pin.iter().enumerate() {
-            if c as u64 >= host.n_pcpus {
-                return err(
-                    format!("{pp}[{k}]"),
-                    format!(
-                        "pCPU {c} does not exist: the host has {} pCPUs (0..={})",
-                        host.n_pcpus,
-                        host.n_pcpus - 1
-                    ),
-                );
-            }
-        }
+        check_pcpu_ids(&pp, pin, host.n_pcpus)?;
     }
     if let Some(cpus) = &vm.cpus {
         let pp = format!("{p}.cpus");
@@ -496,14 +485,7 @@ fn check_vm(i: usize, vm: &VmSpec, host: &HostFacts) -> Result<Option<String>, S
         if cpus.is_empty() {
             return err(pp, "must name at least one pCPU".to_string());
         }
-        for (k, &c) in cpus.iter().enumerate() {
-            if c as u64 >= host.n_pcpus {
-                return err(
-                    format!("{pp}[{k}]"),
-                    format!("pCPU {c} does not exist: the host has {} pCPUs (0..={})", host.n_pcpus, host.n_pcpus - 1),
-                );
-            }
-        }
+        check_pcpu_ids(&pp, cpus, host.n_pcpus)?;
     }
     if vm.memory_node >= host.numa_nodes {
         return err(
@@ -590,6 +572,16 @@ fn opt_threads(path: String, t: Option<u32>, vcpus: u32) -> Result<u64, Scenario
         Some(n) => Ok(n as u64),
         None => Ok(vcpus as u64),
     }
+}
+
+/// Every entry of the pCPU list at `path` names a pCPU of the host.
+fn check_pcpu_ids(path: &str, ids: &[u32], n_pcpus: u64) -> Res {
+    for (k, &c) in ids.iter().enumerate() {
+        if c as u64 >= n_pcpus {
+            return err(format!("{path}[{k}]"), format!("pCPU {c} does not exist: the host has {n_pcpus} pCPUs (0..={})", n_pcpus - 1));
+        }
+    }
+    Ok(())
 }
 
 fn check_affinity(path: &str, aff: &Option<Vec<u32>>, vcpus: u32) -> Res {
