@@ -480,6 +480,19 @@ mod tests {
         assert!(!d.looks_like_spin(d.bpi_min, d.bmpr_max + 1e-4));
     }
 
+    /// The threshold rule: midway between the spin profile and the most spin-like end of the
+    /// work range, per counter, so the pure spin profile passes both tests and no work profile
+    /// the model can draw (BPI ≤ 0.20, BMPR ≥ 1 %) passes either.
+    #[test]
+    fn default_thresholds_lie_midway_between_the_spin_profile_and_the_work_range() {
+        let d = det();
+        assert!((d.bpi_min - (SPIN.bpi + WORK_BPI_RANGE.1) / 2.0).abs() < 1e-12);
+        assert!((d.bmpr_max - (SPIN.bmpr + WORK_BMPR_RANGE.0) / 2.0).abs() < 1e-12);
+        assert!(d.looks_like_spin(SPIN.bpi, SPIN.bmpr), "the spin profile");
+        assert!(WORK_BPI_RANGE.1 < d.bpi_min && d.bpi_min < SPIN.bpi, "BPI threshold between work and spin: {d:?}");
+        assert!(SPIN.bmpr < d.bmpr_max && d.bmpr_max < WORK_BMPR_RANGE.0, "BMPR threshold between spin and work: {d:?}");
+    }
+
     #[test]
     fn defaults_sample_at_credits_tick_and_keep_counts_since_the_reset() {
         let f = flexs();
@@ -762,9 +775,12 @@ mod scenario_tests {
 
     /// FlexS alone (no FlexW) against plain credit on seed 1. With the defaults (a sample at
     /// credit's 10 ms tick, counts since the 10 s reset) it finishes sooner and spins less
-    /// (measured: mean completion 21.25 vs 23.02 s, makespan 25.66 vs 29.23 s, barrier spin
-    /// 88.7 vs 103.1 vCPU-s); sampling every 1 ms with a two-window memory, the reading before
-    /// session 10, it finished far sooner (9.02 s, makespan 9.61 s) and still does.
+    /// (measured, session 11 profiles and thresholds: mean completion 21.12 vs 23.02 s, makespan
+    /// 25.09 vs 29.23 s, barrier spin 86.4 vs 103.1 vCPU-s; session 10: 21.25 s, 25.66 s, 88.7);
+    /// sampling every 1 ms with a two-window memory, the reading before session 10, it finishes
+    /// far sooner (8.25 s, makespan 9.19 s; session 10: 9.02 s, 9.61 s). The default's margin
+    /// over credit (8 %) is too small for the "far sooner" bound the test held before session 10
+    /// (< 0.6 × credit's), so that bound stays on the 1 ms reading only.
     #[test]
     fn flexs_finishes_the_busy_waiting_mix_sooner_than_credit_and_far_sooner_sampling_every_ms() {
         let credit = run(&with("credit", ""), "credit");
