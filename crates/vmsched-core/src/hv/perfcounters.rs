@@ -10,20 +10,39 @@
 //! `<vm>/vcpu<k>/pmu`. A policy sees only the cumulative counts (`VcpuFacts::pmu`), never the
 //! activity behind them (FlexS's spin detector, seed 002 "FlexS Design").
 //!
-//! Profiles (all estimates; the seed gives no numbers, only "spin loops show high branch per
-//! instruction (BPI) and low branch miss prediction rate (BMPR)"):
-//! - spinning (spinlock, IPI-acknowledgement wait, adaptive-mutex spin, user barrier spin): a
-//!   PAUSE loop — Linux `arch_spin_lock`/`smp_cond_load_acquire` spin `pause; load; cmp; jne`,
-//!   libgomp `do_spin` (config/linux/wait.h) `load; cmp; jne; pause; inc; cmp; jb` — retires one
-//!   branch per 3.5-4 instructions (BPI 0.3) whose only misprediction is the loop exit (BMPR
-//!   0.05 %); PAUSE takes about 10 cycles before Skylake (Intel optimization manual, "PAUSE
-//!   latency"), so 4-7 instructions per 12-15 cycles: IPC 0.4;
+//! Profiles (the seed gives no numbers, only "spin loops show high branch per instruction (BPI)
+//! and low branch miss prediction rate (BMPR)"; session 11 sourced what the corpus holds):
+//! - spinning (spinlock, IPI-acknowledgement wait, adaptive-mutex spin, user barrier spin): the
+//!   PAUSE loop of the busy-waiting barrier the mixes run, libgomp's `do_spin`
+//!   (gcc-mirror/gcc libgomp/config/linux/wait.h: `for (i = 0; i < count; i++) if (load(addr)
+//!   != val) return 0; else cpu_relax ();`, `cpu_relax` = `__builtin_ia32_pause`,
+//!   libgomp/config/linux/x86/futex.h). Compiled (gcc 12.2 -O2, x86-64) one iteration is
+//!   `pause; add; cmp; je; mov; cmp; je`: 7 instructions, 2 branches, BPI 2/7 = 0.286. Linux
+//!   ticket spinlocks of the seed's era retire 4-5 instructions per iteration: 2.6.2x
+//!   `__ticket_spin_lock` (asm: `cmpb; je; rep;nop; movb; jmp`, 2 branches, BPI 0.4), 3.x
+//!   (C loop compiled: `pause; movzbl; cmpb; jne`, 1 branch, BPI 0.25); the one profile takes
+//!   the barrier's loop, where the mixes spin. IPC: an iteration costs about what its PAUSE
+//!   costs, "Intel pre-Skylake processor: measured typically 14-17 cycles per yield" for a loop
+//!   of one PAUSE (dotnet/coreclr src/vm/yieldprocessornormalized.cpp; Intel's optimization
+//!   manual puts PAUSE at ~10 cycles before Skylake, 140 on it): 7 instructions per 15.5 cycles,
+//!   IPC 0.45 (0.41-0.50). BMPR: every branch of the loop goes the way it went last time except
+//!   the exit, one misprediction per spin of n iterations in 2n branches: at 15.5 cycles per
+//!   iteration and 2.5 GHz a 1 µs spin mispredicts 0.31 % of its branches, a 6 µs spin 0.05 %,
+//!   a 1 ms barrier wait 0.0003 %. The profile keeps 0.05 % (spins of about 6 µs, the short
+//!   lock waits; the mixes' barrier waits, about 1 ms, mispredict less, which only makes them
+//!   look more like spinning);
 //! - useful guest work: BPI and BMPR drawn per VM (stream `<vm>/pmu`) uniformly from
-//!   0.05-0.20 and 1-6 % — floating-point HPC loops (NAS LU/BT) sit at the low end, integer
-//!   code at the high end (SPEC CPU characterisations report 5-20 % branches and a few percent
-//!   mispredictions); IPC 1.0;
+//!   0.05-0.20 and 1-6 %. BPI: "20% of instructions are branches in general purpose code, 5% of
+//!   instructions are branch[es in] scientific code" (EE 8063 lecture "Branch Statistics",
+//!   Mississippi State, after its textbook's Tables 4.1 and 8.1; pldworld.com mirror of
+//!   erc.msstate.edu/~reese/EE8063): floating-point HPC loops (NAS LU/BT) at the low end,
+//!   integer code at the high end. BMPR: partly sourced — a 4096-entry two-bit predictor
+//!   mispredicts 4 % of the branches of SPEC89's floating-point programs on average and 11 % of
+//!   the integer ones (Hennessy & Patterson, Fig. 3.8, after Pan et al. 1992); the 1 % lower end
+//!   for the better predictors of Core-era CPUs is an estimate (no measured NAS rates were
+//!   found in the corpus). IPC 1.0 is an estimate;
 //! - interrupt handlers and cache refill (guest kernel, memory-bound): BPI 0.18, BMPR 3 %,
-//!   IPC 0.6.
+//!   IPC 0.6 (estimates).
 //!
 //! Leaves out: hypervisor time (the vPMU counts guest mode only, so exits, world switches and
 //! scheduler calls add nothing), SMT and frequency effects, counter multiplexing and skid.
@@ -78,11 +97,13 @@ pub struct Profile {
     pub bmpr: f64,
 }
 
-/// PAUSE-based spin loops (see the header for the instruction counts).
-pub const SPIN: Profile = Profile { ipc: 0.4, bpi: 0.3, bmpr: 0.0005 };
+/// PAUSE-based spin loops: libgomp's `do_spin` compiled, 7 instructions and 2 branches per
+/// iteration of about 15.5 cycles; one misprediction per exit of a ~6 µs spin (see the header).
+pub const SPIN: Profile = Profile { ipc: 7.0 / 15.5, bpi: 2.0 / 7.0, bmpr: 0.0005 };
 /// Guest interrupt handlers and working-set refill. Estimate.
 pub const KERNEL: Profile = Profile { ipc: 0.6, bpi: 0.18, bmpr: 0.03 };
-/// Useful work: IPC, and the ranges the per-VM BPI and BMPR are drawn from. Estimates.
+/// Useful work: IPC (estimate), and the ranges the per-VM BPI (sourced) and BMPR (partly
+/// sourced) are drawn from (see the header).
 pub const WORK_IPC: f64 = 1.0;
 pub const WORK_BPI_RANGE: (f64, f64) = (0.05, 0.20);
 pub const WORK_BMPR_RANGE: (f64, f64) = (0.01, 0.06);
@@ -217,8 +238,8 @@ mod tests {
         pmu.account(1, &z, &buckets(0, 1_000_000));
         let s = pmu.counters(0);
         let w = pmu.counters(1);
-        // 1 ms of spinning at 2.5 GHz and IPC 0.4: 1e6 instructions.
-        assert_eq!(s.instructions, 1_000_000);
+        // 1 ms of spinning at 2.5 GHz and IPC 7/15.5: 2.5e6 × 7 / 15.5 = 1 129 032 instructions.
+        assert_eq!(s.instructions, 1_129_032);
         assert!((0.2..0.4).contains(&s.bpi()), "spin BPI {}", s.bpi());
         assert!(s.bmpr() < 0.002, "spin BMPR {}", s.bmpr());
         assert_eq!(w.instructions, 2_500_000);

@@ -71,12 +71,21 @@
 //!   to the current running vCPU").
 //!
 //! Choices where the seed is silent (also in docs/policies.md `## flexs`):
-//! - thresholds: BPI ≥ 0.25 and BMPR ≤ 0.5 %, between the synthesised spin profile (BPI 0.3,
-//!   BMPR 0.05 %) and useful work (BPI 0.05-0.20, BMPR 1-6 %); with IPC 0.4 for spinning and
-//!   1.0 for work this classifies the counts as spinning when about 90 % of the run time they
-//!   cover spun (with the defaults: the vCPU's run time since the last reset);
-//! - a window must have retired at least 250 000 instructions (about 0.25 ms of spinning at
-//!   2.5 GHz) to be judged;
+//! - thresholds, by a rule stated in session 11 before the reproductions were run with it: for
+//!   each counter, midway between the spin profile and the most spin-like end of the work range
+//!   (`hv/perfcounters.rs`, whose profiles are sourced there): BPI ≥ (2/7 + 0.20) / 2 = 0.243,
+//!   BMPR ≤ (0.05 % + 1 %) / 2 = 0.525 % (`default_spin_bpi_min`, `default_spin_bmpr_max`).
+//!   Why outside the work range: a threshold inside it would flag a VM that does nothing but
+//!   work, at every sample and again right after every reset, a false positive the seed's
+//!   "reset BPI and BMPR every 10s" could not clear; the seed's false positives are ones a reset
+//!   clears. Why midway: the neutral point between the two. No source gives Flex's own values
+//!   (the corpus holds the paper's first page only). With spinning at IPC 0.45 and work at 1.0,
+//!   counts pass both tests when 69-95 % of the run time they cover spun, depending on the VM's
+//!   drawn work profile (86 % for the average one, BPI 0.125 and BMPR 3.5 %); with the defaults
+//!   that is the run time since the last reset. The estimates before session 11 (0.25 and
+//!   0.5 %, spin BPI 0.3 at IPC 0.4) needed 71-95 % (87 %);
+//! - a window must have retired at least 250 000 instructions (about 0.22 ms of spinning at
+//!   2.5 GHz) to be judged (estimate);
 //! - "better" sibling: higher credit priority first (BOOST > UNDER > OVER), then the longer
 //!   wait since it became runnable, then the lower vCPU id;
 //! - the switch is carried out at the spinner's pCPU's next decision, which the detector
@@ -91,12 +100,24 @@ use super::forward_hooks;
 use super::credit::{Credit, Pri};
 use super::{Decision, HvScheduler, Params, Reason, SchedView};
 use crate::engine::{Ns, RngStream, NS_PER_MS};
-use crate::hv::perfcounters::PmuCounters;
+use crate::hv::perfcounters::{PmuCounters, SPIN, WORK_BMPR_RANGE, WORK_BPI_RANGE};
 use crate::scenario::ScenarioError;
 use crate::sim::state::{PcpuId, RunState, VcpuId};
 
 /// Timer id of the PMU sampling (credit uses 0..#pCPUs and `u64::MAX`, dp `u64::MAX - 1`).
 const SAMPLE_TIMER: u64 = u64::MAX - 2;
+
+/// Default BPI threshold: midway between the spin profile and the most spin-like (highest) work
+/// BPI (the rule in the header): (2/7 + 0.20) / 2 = 0.243.
+pub fn default_spin_bpi_min() -> f64 {
+    (SPIN.bpi + WORK_BPI_RANGE.1) / 2.0
+}
+
+/// Default BMPR threshold (a fraction): midway between the spin profile and the most spin-like
+/// (lowest) work BMPR: (0.05 % + 1 %) / 2 = 0.525 %.
+pub fn default_spin_bmpr_max() -> f64 {
+    (SPIN.bmpr + WORK_BMPR_RANGE.0) / 2.0
+}
 
 /// The spin test on counter windows.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -194,8 +215,9 @@ impl FlexS {
         // seed 002 "Practical Considerations", "reset BPI and BMPR every 10s": counts since the
         // reset (1); < 1 weights older counts down at each sample (see the header).
         let history_weight = p.f64("history_weight", 1.0, 0.0, 1.0)?;
-        let bpi_min = p.f64("spin_bpi_min", 0.25, 0.0, 1.0)?;
-        let bmpr_max_pct = p.f64("spin_bmpr_max_pct", 0.5, 0.0, 100.0)?;
+        // Midway between the spin profile and the work range, per counter (see the header).
+        let bpi_min = p.f64("spin_bpi_min", default_spin_bpi_min(), 0.0, 1.0)?;
+        let bmpr_max_pct = p.f64("spin_bmpr_max_pct", default_spin_bmpr_max() * 100.0, 0.0, 100.0)?;
         let min_window_instructions = p.u64("min_window_instructions", 250_000, 1, u64::MAX / 2)?;
         // seed 002 "Practical Considerations": reset BPI and BMPR every 10 s.
         let reset_ms = p.f64("reset_ms", 10_000.0, 1.0, 1e9)?;
@@ -430,10 +452,10 @@ mod tests {
         PmuCounters { instructions: ins, branches: br, branch_misses: (br as f64 * bmpr) as u64 }
     }
 
-    /// 10 ms of a PAUSE loop (IPC 0.4 at 2.5 GHz: 10 M instructions, BPI 0.3, BMPR 0.05 %)
-    /// and of useful work (IPC 1: 25 M instructions, BPI 0.12, BMPR 3 %), the profiles of
-    /// `hv/perfcounters.rs`.
-    const SPIN_10MS: PmuCounters = PmuCounters { instructions: 10_000_000, branches: 3_000_000, branch_misses: 1_500 };
+    /// 10 ms of a PAUSE loop (IPC 7/15.5 at 2.5 GHz: 25 M × 7 / 15.5 = 11 290 323 instructions,
+    /// BPI 2/7: 3 225 806 branches, BMPR 0.05 %: 1 613 misses) and of useful work (IPC 1: 25 M
+    /// instructions, BPI 0.12, BMPR 3 %), the profiles of `hv/perfcounters.rs`.
+    const SPIN_10MS: PmuCounters = PmuCounters { instructions: 11_290_323, branches: 3_225_806, branch_misses: 1_613 };
     const WORK_10MS: PmuCounters = PmuCounters { instructions: 25_000_000, branches: 3_000_000, branch_misses: 90_000 };
 
     fn judge(d: &SpinDetector, w: PmuCounters) -> bool {
@@ -450,10 +472,25 @@ mod tests {
         assert!(!judge(&d, window(1_000_000, 0.30, 0.02)), "branchy but mispredicting: not a spin loop");
         assert!(!judge(&d, window(1_000_000, 0.20, 0.0005)), "predictable but too few branches (e.g. a streaming loop)");
         assert!(!judge(&d, window(100_000, 0.30, 0.0005)), "window too short to judge");
-        // Thresholds are inclusive.
-        assert!(d.looks_like_spin(0.25, 0.005));
-        assert!(!d.looks_like_spin(0.2499, 0.005));
-        assert!(!d.looks_like_spin(0.25, 0.0051));
+        // Thresholds are inclusive, midway between the profiles: (2/7 + 0.20) / 2 and
+        // (0.05 % + 1 %) / 2.
+        assert!((d.bpi_min - 0.242_857).abs() < 1e-6 && (d.bmpr_max - 0.005_25).abs() < 1e-12, "{d:?}");
+        assert!(d.looks_like_spin(d.bpi_min, d.bmpr_max));
+        assert!(!d.looks_like_spin(d.bpi_min - 1e-4, d.bmpr_max));
+        assert!(!d.looks_like_spin(d.bpi_min, d.bmpr_max + 1e-4));
+    }
+
+    /// The threshold rule: midway between the spin profile and the most spin-like end of the
+    /// work range, per counter, so the pure spin profile passes both tests and no work profile
+    /// the model can draw (BPI ≤ 0.20, BMPR ≥ 1 %) passes either.
+    #[test]
+    fn default_thresholds_lie_midway_between_the_spin_profile_and_the_work_range() {
+        let d = det();
+        assert!((d.bpi_min - (SPIN.bpi + WORK_BPI_RANGE.1) / 2.0).abs() < 1e-12);
+        assert!((d.bmpr_max - (SPIN.bmpr + WORK_BMPR_RANGE.0) / 2.0).abs() < 1e-12);
+        assert!(d.looks_like_spin(SPIN.bpi, SPIN.bmpr), "the spin profile");
+        assert!(WORK_BPI_RANGE.1 < d.bpi_min && d.bpi_min < SPIN.bpi, "BPI threshold between work and spin: {d:?}");
+        assert!(SPIN.bmpr < d.bmpr_max && d.bmpr_max < WORK_BMPR_RANGE.0, "BMPR threshold between spin and work: {d:?}");
     }
 
     #[test]
@@ -466,7 +503,7 @@ mod tests {
     fn with_history_weight_one_half_the_estimate_forgets_work_within_three_windows() {
         let d = det();
         let mut e = Estimate::default();
-        // 1 ms of work (IPC 1 at 2.5 GHz), then 1 ms windows of spinning (IPC 0.4).
+        // 1 ms of work (IPC 1 at 2.5 GHz), then windows of about 0.9 ms of spinning (IPC 0.45).
         e.update(0.5, &window(2_500_000, 0.12, 0.03));
         let spin = window(1_000_000, 0.30, 0.0005);
         e.update(0.5, &spin);
@@ -508,14 +545,15 @@ mod tests {
     /// "Reset BPI and BMPR every 10s": one pCPU, one VM of one vCPU, the defaults (a sample
     /// every 10 ms, counts since the reset). The vCPU works for 10 ms, then spins.
     ///
-    /// After the work window and k spin windows the estimate holds 25 + 10k M instructions,
-    /// 3 + 3k M branches and 90 000 + 1 500k misses: BPI = (3 + 3k) / (25 + 10k) reaches 0.25
-    /// at k ≥ 6.5, BMPR = (90 000 + 1 500k) / (3 M (1 + k)) falls to 0.5 % at k ≥ 5.6; so the
-    /// first detection is at k = 7, the sample at 80 ms (with `history_weight = 0.5` it is at
-    /// k = 3, see the test above). From then on every sample up to 9.99 s finds it spinning:
-    /// samples 80, 90, ..., 9 990 ms, 992 detections, and at 9.99 s the estimate holds all
-    /// 999 windows (25 + 998 × 10 M instructions). At 10 s the reset zeroes the estimate before
-    /// that sample's window, a work window, is added: the estimate is that window alone.
+    /// After the work window and k spin windows the estimate holds 25 + 11.29k M instructions,
+    /// 3 + 3.226k M branches and 90 000 + 1 613k misses: BPI = (3 + 3.226k) / (25 + 11.29k)
+    /// reaches 0.2429 at k ≥ 6.35, BMPR = (90 000 + 1 613k) / (3 M + 3.226k M) falls to
+    /// 0.525 % at k ≥ 4.85; so the first detection is at k = 7, the sample at 80 ms (with
+    /// `history_weight = 0.5` it is at k = 3, see the test above). From then on every sample up
+    /// to 9.99 s finds it spinning: samples 80, 90, ..., 9 990 ms, 992 detections, and at 9.99 s
+    /// the estimate holds all 999 windows (the work window and 998 spin windows). At 10 s the
+    /// reset zeroes the estimate before that sample's window, a work window, is added: the
+    /// estimate is that window alone.
     #[test]
     fn counts_persist_across_samples_until_the_10_s_reset_and_are_zero_after_it() {
         let mut k = Kit::new(1, &[1]);
@@ -540,7 +578,11 @@ mod tests {
         assert_eq!(f.stats().detections, 992);
         assert_eq!(f.stats().resets, 0);
         let e = f.est[0];
-        assert_eq!((e.instructions, e.branches, e.misses), (25e6 + 998.0 * 10e6, 3e6 + 998.0 * 3e6, 90_000.0 + 998.0 * 1_500.0));
+        let spun = |c: u64| 998.0 * c as f64;
+        assert_eq!(
+            (e.instructions, e.branches, e.misses),
+            (25e6 + spun(SPIN_10MS.instructions), 3e6 + spun(SPIN_10MS.branches), 90_000.0 + spun(SPIN_10MS.branch_misses))
+        );
         add(&mut pmu, WORK_10MS);
         k.vcpus[0].pmu = pmu;
         k.advance(&mut f, 10_000 * NS_PER_MS);
@@ -733,9 +775,12 @@ mod scenario_tests {
 
     /// FlexS alone (no FlexW) against plain credit on seed 1. With the defaults (a sample at
     /// credit's 10 ms tick, counts since the 10 s reset) it finishes sooner and spins less
-    /// (measured: mean completion 21.25 vs 23.02 s, makespan 25.66 vs 29.23 s, barrier spin
-    /// 88.7 vs 103.1 vCPU-s); sampling every 1 ms with a two-window memory, the reading before
-    /// session 10, it finished far sooner (9.02 s, makespan 9.61 s) and still does.
+    /// (measured, session 11 profiles and thresholds: mean completion 21.12 vs 23.02 s, makespan
+    /// 25.09 vs 29.23 s, barrier spin 86.4 vs 103.1 vCPU-s; session 10: 21.25 s, 25.66 s, 88.7);
+    /// sampling every 1 ms with a two-window memory, the reading before session 10, it finishes
+    /// far sooner (8.25 s, makespan 9.19 s; session 10: 9.02 s, 9.61 s). The default's margin
+    /// over credit (8 %) is too small for the "far sooner" bound the test held before session 10
+    /// (< 0.6 × credit's), so that bound stays on the 1 ms reading only.
     #[test]
     fn flexs_finishes_the_busy_waiting_mix_sooner_than_credit_and_far_sooner_sampling_every_ms() {
         let credit = run(&with("credit", ""), "credit");
