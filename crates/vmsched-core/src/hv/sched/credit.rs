@@ -640,6 +640,8 @@ impl Credit {
         }
         view.arm(ACCT_TIMER, view.now + self.tslice_ns);
         if weight_total == 0 {
+            // csched_acct: with no active domain the balance is dropped, not carried over.
+            self.credit_balance = 0;
             return;
         }
         if self.credit_balance < 0 {
@@ -1273,6 +1275,23 @@ mod tests {
         let map = wake_params("xen99");
         let e = Credit::from_params(&mut Params::new(&map)).err().expect("rejected");
         assert!(e.to_string().contains("hypervisor.params.wake"), "{e}");
+    }
+
+    #[test]
+    fn an_accounting_with_no_active_domain_drops_a_negative_balance() {
+        // Xen's csched_acct: `if ( unlikely(weight_total == 0) ) { prv->credit_balance = 0; ...
+        // goto out; }`, so a debt left by the last active period does not inflate the credit
+        // handed out when a domain next becomes active.
+        let mut k = crate::hv::sched::testkit::Kit::new(2, &[1]);
+        let mut c = Credit::from_params(&mut Params::new(&BTreeMap::new())).unwrap();
+        k.init(&mut c);
+        for u in c.units.iter_mut() {
+            u.active = false;
+        }
+        c.credit_balance = -500;
+        k.now = 30 * NS_PER_MS;
+        k.with(|v| c.acct(v));
+        assert_eq!(c.credit_balance, 0);
     }
 
     #[test]
