@@ -100,61 +100,36 @@ LOCKS_PER_ITERATION = 2
 LOCKS = 2
 BARRIER_EVERY = 50
 BARRIER_SPIN_US = 50.0
-#: dedup's kernel spinlocks (session 11; chosen from Linux 3.13 sources before any run, then the
-#: page count per iteration refitted on baselines alone, calibration.toml flexcore.dedup).
-#: What dedup does in the kernel during the seed's run: PARSEC's dedup (encoder.c) preloads
-#: its input into a heap buffer before its region of interest (the seed, §4.1: "the entire
-#: input set is pre-loaded into memory"), then runs "3 thread pools and 2 pipeline stage
-#: threads. The first and the last stage are serial (mostly I/O)" (encoder.c), i.e. 3 x 12 + 2
-#: = 38 threads at 12 threads, which malloc and free a buffer per chunk (mbuffer_create,
-#: mbuffer_free; §4.2: "frequently allocates and frees small trunks of memory"). Its kernel
-#: work is therefore heap churn: page faults on fresh heap and frees (munmap, trims) with their
-#: TLB shootdowns; the page-cache I/O is the output file's writes, made by the one serial
-#: Reorder thread. Per 4 KiB page faulted in and freed, Linux 3.13 takes these spinlocks:
-#: - the pte lock of the page's page-table page, on the fault (mm/memory.c do_anonymous_page:
-#:   pte_offset_map_lock) and on the free (zap_pte_range, once per page-table page of the
-#:   range). Split page-table locks are on (include/linux/mm_types.h USE_SPLIT_PTE_PTLOCKS:
-#:   NR_CPUS >= CONFIG_SPLIT_PTLOCK_CPUS = 4), so each page-table page (2 MiB of address space)
-#:   has its own lock, and glibc gives each thread its own arena (malloc/arena.c: up to 8 per
-#:   core on 64-bit, more than the 38 threads), a 64 MiB-aligned heap of its own page-table
-#:   pages. Faults of different threads fall on different locks: one section per page on a
-#:   family of :data:`DEDUP_PTE_LOCKS` locks, one drawn at random (``spread``);
-#: - zone->lock, once per per-cpu batch: the page comes from the cpu's pcp list, refilled by
-#:   rmqueue_bulk and drained by free_pcppages_bulk under zone->lock, pcp->batch (31 pages on a
-#:   large zone: zone_batchsize) at a time; so 2 sections per 31 pages (one every
-#:   :data:`DEDUP_ZONE_EVERY_PAGES`);
-#: - zone->lru_lock, once per pagevec: lru_cache_add collects PAGEVEC_SIZE (14, pagevec.h) pages
-#:   per cpu before __pagevec_lru_add takes the lock, and the free side releases pages in
-#:   chunks of PAGEVEC_SIZE (mm/swap_state.c free_pages_and_swap_cache -> release_pages, which
-#:   holds lru_lock over the chunk); 2 sections per 14 pages (one every
-#:   :data:`DEDUP_LRU_EVERY_PAGES`).
-#: Both zone locks are per zone: the seed's guest has 8 GB (§2.1) and no NUMA topology given
-#: (QEMU 1.7 presents one node unless told), so one node whose DMA32 (< 4 GiB) and Normal zones
-#: both serve user pages: Linux 3.12's fair zone allocation policy (mm/page_alloc.c ALLOC_FAIR,
-#: NR_ALLOC_BATCH) interleaves allocations over the node's zones. So each is a family of
-#: :data:`DEDUP_ZONES` locks (drawn evenly; the zones' sizes are about 3:5). Both are taken
-#: with interrupts off (lru_lock spin_lock_irqsave in pagevec_lru_move_fn and release_pages;
-#: zone->lock inside local_irq_save in free_pcppages_bulk's and rmqueue_bulk's callers): the
-#: lock op's ``irqs_off``. The pte lock is a plain spin_lock.
-#: Left out: mmap_sem (a sleeping rw-semaphore in 3.13: faults take it shared, munmap/mprotect
-#: exclusive, and its waiters block; only its internal wait_lock spinlock is spun on, in the
-#: slow path; optimistic spinning on rwsems came with 3.16); mm->page_table_lock (taken only to
-#: install a new page-table page, __pte_alloc, once per 512 pages, and in anon_vma_prepare once
-#: per vma); anon_vma's lock (an rw-semaphore in 3.13); the output file's
-#: mapping->tree_lock (add_to_page_cache_lru and __set_page_dirty on a write: one writer
-#: thread, the serial Reorder stage, and the flusher), and the futex hash-bucket and runqueue
-#: locks of the pipeline's queue hand-offs (the lumped wait stands for the pipeline).
-#: Until session 11 all the sections alternated over two single locks ("dedup.mm", "dedup.io").
-DEDUP_PTE_LOCKS = 38
-DEDUP_ZONES = 2
-#: sections on zone->lock: rmqueue_bulk and free_pcppages_bulk, each once per pcp->batch (31)
-#: pages: 2/31 per page, one every 15.5 pages, rounded to 16.
-DEDUP_ZONE_EVERY_PAGES = 16
-#: sections on zone->lru_lock: the lru_add pagevec and release_pages' chunk, each once per
-#: PAGEVEC_SIZE (14) pages: one every 7.
-DEDUP_LRU_EVERY_PAGES = 7
-#: zone->lock and zone->lru_lock are taken with interrupts off in Linux 3.13 (see above).
-DEDUP_ZONE_LOCKS_IRQS_OFF = True
+#: dedup's kernel locks (seed 000 §4.2): the process' address space ("spinlocks are used to
+#: ensure exclusive access to the process' address space") and the disk I/O path ("read and
+#: write massive amounts of disk data, which involves a large number of synchronization
+#: operations"); its sections alternate between them.
+#: Session 11 (NOT adopted; calibration.toml, flexcore, session 11 record; branch fc11-split)
+#: built dedup's kernel locks from Linux 3.13's sources instead, before any run: per page
+#: faulted in and freed, a section on the page's page-table lock (split pte locks, one per
+#: page-table page, NR_CPUS >= CONFIG_SPLIT_PTLOCK_CPUS = 4; glibc's per-thread arenas give
+#: each of dedup's 38 threads its own, so a family of 38 locks, lock op ``spread``), one on
+#: zone->lock every 16 pages (rmqueue_bulk and free_pcppages_bulk, a pcp batch of 31 pages
+#: each) and one on zone->lru_lock every 7 (the 14-page pagevec at lru_add and release_pages'
+#: 14-page chunks), each of the last two over the guest's 2 zones (DMA32 and Normal under
+#: 3.12's fair zone policy) with interrupts off; mmap_sem and anon_vma are sleeping
+#: rw-semaphores, page_table_lock is taken once per 512 pages, the output's tree_lock by one
+#: writer. Refitted on baselines alone, no point of that form meets all four of Fig. 1 and
+#: Fig. 2's dedup baselines (best: 3 of 4, 2VM spin share 4.5 % against 15 %), which the two
+#: locks below do, so they stay.
+DEDUP_LOCKS = ("dedup.mm", "dedup.io")
+#: The I/O path's spinlocks are taken with interrupts off in the seed's Linux 3.13 guest
+#: (not fitted): the page cache's ``mapping->tree_lock`` (mm/filemap.c
+#: add_to_page_cache_locked, delete_from_page_cache: ``spin_lock_irq``), the LRU's
+#: ``zone->lru_lock`` (mm/swap.c pagevec_lru_move_fn, release_pages: ``spin_lock_irqsave``),
+#: the page allocator's ``zone->lock`` (mm/page_alloc.c free_pcppages_bulk and rmqueue_bulk,
+#: called under ``local_irq_save``) and the block layer's ``queue_lock`` (``spin_lock_irq``);
+#: x86's ticket ``arch_spin_lock_flags`` spins with them off. The address-space locks
+#: (``mm->page_table_lock``, the pte lock of mm/memory.c) are plain ``spin_lock``. So a vCPU
+#: spinning for or holding ``dedup.io`` takes a function-call IPI only after the release.
+#: NOT yet on (session 10): it moves dedup's baselines, which were not refitted with it within
+#: the session (calibration.toml, flexcore, session 10 record).
+DEDUP_IO_IRQS_OFF = False
 #: Hold time of one of dedup's kernel spinlock sections (not fitted; chosen from sources before
 #: any run, session 7). The seed's guest is Linux 3.13.3 (§4.1) and dedup's kernel work is
 #: small heap allocations and frees (mmap/munmap/brk, page faults) and page-cache I/O (§4.2;
@@ -229,27 +204,18 @@ def workload(app: str, k: float) -> dict:
 
 
 def _dedup(k: float) -> dict:
-    """dedup: the ``parallel`` worker's iteration (compute, kernel sections, a shootdown every
+    """dedup: the ``parallel`` worker's iteration (compute, lock sections, a shootdown every
     ``shootdown_every``, a barrier every :data:`BARRIER_EVERY`) with its kernel work as
-    ``pages`` pages faulted in and freed per iteration, each a section of
-    :data:`DEDUP_SECTION_US` on one of :data:`DEDUP_PTE_LOCKS` page-table locks, with a
-    zone->lock section every :data:`DEDUP_ZONE_EVERY_PAGES` pages and a zone->lru_lock section
-    every :data:`DEDUP_LRU_EVERY_PAGES` (per-thread counters, as the per-cpu pcp lists and
-    pagevecs), then a blocking wait of exp(``wait_us``) for the pipeline and the output (seed
-    000 §4.2). The wait is a ``sleep`` (the thread blocks, its vCPU halts, a timer wakes it): an
-    ``io`` would also fit, but then one FlexCore run never completes its ballooning
-    (calibration.toml, flexcore.dedup)."""
-    zone_op = {"op": "lock", "lock": "dedup.zone", "spread": DEDUP_ZONES,
-               "cs_us": DEDUP_SECTION_US, "irqs_off": DEDUP_ZONE_LOCKS_IRQS_OFF}
-    lru_op = dict(zone_op, lock="dedup.lru")
-    page = [
-        {"op": "lock", "lock": "dedup.pte", "spread": DEDUP_PTE_LOCKS, "cs_us": DEDUP_SECTION_US},
-        {"op": "every", "n": DEDUP_LRU_EVERY_PAGES, "body": [lru_op]},
-        {"op": "every", "n": DEDUP_ZONE_EVERY_PAGES, "body": [zone_op]},
-    ]
-    body: list[dict] = [
-        {"op": "compute", "us": {"dist": "exp", "mean_us": COMPUTE_US}},
-        {"op": "loop", "count": int(fitted("flexcore.dedup.pages")), "body": page},
+    ``sections`` short spinlock sections of :data:`DEDUP_SECTION_US` alternating between the
+    address-space lock and the I/O lock (:data:`DEDUP_LOCKS`), then a blocking wait of
+    exp(``wait_us``) for the pipeline and the output (seed 000 §4.2).
+    The wait is a ``sleep`` (the thread blocks, its vCPU halts, a timer wakes it): an ``io``
+    would also fit, but then one FlexCore run never completes its ballooning (calibration.toml,
+    flexcore.dedup)."""
+    n = int(fitted("flexcore.dedup.sections"))
+    body: list[dict] = [{"op": "compute", "us": {"dist": "exp", "mean_us": COMPUTE_US}}]
+    body += [_dedup_lock(DEDUP_LOCKS[i % len(DEDUP_LOCKS)]) for i in range(n)]
+    body += [
         {"op": "every", "n": int(fitted("flexcore.dedup.shootdown_every")),
          "body": [{"op": "shootdown", "local_us": 1.0}]},
         {"op": "every", "n": BARRIER_EVERY, "body": [
@@ -262,23 +228,22 @@ def _dedup(k: float) -> dict:
         {"op": "loop", "count": iterations("dedup", k), "body": body}]}]}
 
 
-def dedup_sections(n_iter: int) -> int:
-    """Spinlock sections one dedup worker takes in ``n_iter`` iterations: a page-table section
-    per page, and the zone and LRU sections of its per-thread batch counters (which run on
-    across iterations)."""
-    pages = n_iter * int(fitted("flexcore.dedup.pages"))
-    return pages + pages // DEDUP_LRU_EVERY_PAGES + pages // DEDUP_ZONE_EVERY_PAGES
+def _dedup_lock(lock: str) -> dict:
+    op = {"op": "lock", "lock": lock, "cs_us": DEDUP_SECTION_US}
+    if lock == "dedup.io" and DEDUP_IO_IRQS_OFF:
+        op["irqs_off"] = True
+    return op
 
 
 def kernel_work_ns(app: str, n_iter: int) -> float:
     """Kernel work of one VM's run of ``n_iter`` iterations per worker fixed by the workload:
     its critical sections and the local TLB flushes (1 µs each) of its shootdowns."""
     if app == "dedup":
-        sections_us = dedup_sections(n_iter) * DEDUP_SECTION_US
+        sections_us = int(fitted("flexcore.dedup.sections")) * DEDUP_SECTION_US
     else:
-        sections_us = n_iter * LOCKS_PER_ITERATION * fitted(f"flexcore.{app}.cs_us")
+        sections_us = LOCKS_PER_ITERATION * fitted(f"flexcore.{app}.cs_us")
     every = int(fitted(f"flexcore.{app}.shootdown_every"))
-    return (VCPUS * sections_us + VCPUS * (n_iter // every) * 1.0) * 1e3
+    return (VCPUS * n_iter * sections_us + VCPUS * (n_iter // every) * 1.0) * 1e3
 
 
 def scenario(app: str, nvm: int, flexcore: bool = False,
