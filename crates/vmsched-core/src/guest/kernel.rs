@@ -255,7 +255,9 @@ impl World {
                     self.vms[th.vm].ops += 1;
                     return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction, then: AfterCompute::Next });
                 }
-                Instr::Lock { lock, cs_us, irqs_off } => {
+                Instr::Lock { lock, spread, cs_us, irqs_off } => {
+                    // A lock family's member is drawn first (only then: spread 1 draws nothing).
+                    let lock = if spread > 1 { lock + th.rng.below(spread as usize) } else { lock };
                     th.pending_ns = draw(&mut th.rng, &cs_us);
                     th.irqs_off = irqs_off;
                     return self.lock_acquire(t, lock);

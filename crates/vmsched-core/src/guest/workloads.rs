@@ -523,7 +523,7 @@ pub fn hog(vcpus: u32, threads: Option<u32>) -> Vec<ThreadGroupSpec> {
 pub fn parallel(vcpus: u32, p: &ParallelParams, tag: &str) -> Vec<ThreadGroupSpec> {
     let mut body = vec![compute(p.compute_us.clone(), p.mem_fraction)];
     for k in 0..p.locks_per_iteration {
-        body.push(OpSpec::Lock { lock: format!("{tag}.lock{}", k % p.locks.max(1)), cs_us: p.cs_us.clone(), irqs_off: false });
+        body.push(OpSpec::Lock { lock: format!("{tag}.lock{}", k % p.locks.max(1)), cs_us: p.cs_us.clone(), irqs_off: false, spread: 1 });
     }
     let threads = p.threads.unwrap_or(vcpus);
     if p.shootdown_every > 0 {

@@ -501,12 +501,17 @@ pub enum OpSpec {
     /// Take a guest spinlock, run the critical section with preemption disabled, release.
     /// `irqs_off`: taken with `spin_lock_irq`/`spin_lock_irqsave`, so the vCPU takes no
     /// interrupt (a function-call IPI waits) while it spins for the lock or holds it
-    /// (`guest::kernel`).
+    /// (`guest::kernel`). `spread` > 1: one lock of a family of `spread` locks named
+    /// `<lock>.0` ... `<lock>.<spread-1>`, drawn uniformly at random at each pass (an object
+    /// with a lock of its own, such as a page-table page under Linux's split pte locks, of which
+    /// a pass touches one); 1 (default) = the lock named `lock`.
     Lock {
         lock: String,
         cs_us: DurationUs,
         #[serde(default)]
         irqs_off: bool,
+        #[serde(default = "default_spread")]
+        spread: u32,
     },
     /// Sleeping mutex: spin up to `spin_us` (adaptive), then block.
     Mutex {
@@ -574,6 +579,9 @@ pub enum OpSpec {
     Mark { mark: String },
 }
 
+fn default_spread() -> u32 {
+    1
+}
 fn default_capacity() -> u32 {
     64
 }

@@ -821,9 +821,61 @@ struct Objects {
     fed_ports: BTreeSet<String>,
     /// first `accept` path per port.
     accepts: BTreeMap<String, String>,
+    /// first path of a plain `lock` op per lock name.
+    plain_locks: BTreeMap<String, String>,
+    /// spread and first path of a lock family (`lock` op with `spread` > 1) per name.
+    lock_families: BTreeMap<String, (u32, String)>,
 }
 
+/// Most locks one `lock` op's family may have (`spread`).
+const MAX_LOCK_SPREAD: u32 = 65_536;
+
 impl Objects {
+    /// A `lock` op: a plain lock, or a family of `spread` locks `<lock>.0 ..`, whose members
+    /// must not also be taken by name and whose every op gives the same spread (the family's
+    /// locks are numbered consecutively, guest/program.rs).
+    fn lock(&mut self, path: &str, name: &str, spread: u32) -> Res {
+        if spread == 0 || spread > MAX_LOCK_SPREAD {
+            return err(format!("{path}.spread"), format!("must be 1 (one lock) to {MAX_LOCK_SPREAD} locks, got {spread}"));
+        }
+        let member_of = |fams: &BTreeMap<String, (u32, String)>, n: &str| {
+            fams.iter().find_map(|(f, (k, at))| {
+                (0..*k).any(|i| crate::guest::program::spread_member(f, i) == n).then(|| (f.clone(), at.clone()))
+            })
+        };
+        if spread == 1 {
+            if let Some((f, at)) = member_of(&self.lock_families, name) {
+                return err(
+                    format!("{path}.lock"),
+                    format!("\"{name}\" is a member of the lock family \"{f}\" (spread at {at}); give this lock another name"),
+                );
+            }
+            self.plain_locks.entry(name.to_string()).or_insert_with(|| path.to_string());
+            return Ok(());
+        }
+        match self.lock_families.get(name) {
+            Some((k, at)) if *k != spread => {
+                return err(
+                    format!("{path}.spread"),
+                    format!("the lock family \"{name}\" already has spread {k} (from {at}); every op on it must give the same, got {spread}"),
+                )
+            }
+            Some(_) => return Ok(()),
+            None => {}
+        }
+        for i in 0..spread {
+            let m = crate::guest::program::spread_member(name, i);
+            if let Some(at) = self.plain_locks.get(&m) {
+                return err(
+                    format!("{path}.lock"),
+                    format!("the family's member \"{m}\" is also taken as a plain lock (at {at}); give one of them another name"),
+                );
+            }
+        }
+        self.lock_families.insert(name.to_string(), (spread, path.to_string()));
+        Ok(())
+    }
+
     fn queue(&mut self, path: &str, name: &str, capacity: u32) -> Res {
         if capacity == 0 {
             return err(format!("{path}.capacity"), "must be ≥ 1 message, got 0");
@@ -927,7 +979,10 @@ fn check_op(p: &str, op: &OpSpec, cx: &mut OpCtx, objs: &mut Objects) -> Res {
             check_dist(&format!("{p}.us"), us)?;
             check_fraction(&format!("{p}.mem_fraction"), *mem_fraction)
         }
-        OpSpec::Lock { cs_us, .. } => check_dist(&format!("{p}.cs_us"), cs_us),
+        OpSpec::Lock { lock, cs_us, spread, .. } => {
+            check_dist(&format!("{p}.cs_us"), cs_us)?;
+            objs.lock(p, lock, *spread)
+        }
         OpSpec::Mutex { cs_us, spin_us, .. } => {
             check_dist(&format!("{p}.cs_us"), cs_us)?;
             check_us(&format!("{p}.spin_us"), *spin_us)
@@ -1726,6 +1781,19 @@ threads = 2
     #[test]
     fn parallel_mem_fraction_above_one_names_the_field() {
         assert_path(&builtin("kind = \"parallel\"\nmem_fraction = 1.2"), "vms[0].workloads[0].mem_fraction");
+    }
+
+    #[test]
+    fn a_lock_family_with_a_bad_spread_or_a_clashing_member_names_the_field() {
+        assert_path(&custom(r#"[ { op = "lock", lock = "pt", cs_us = 1, spread = 0 } ]"#), "vms[0].workloads[0].groups[0].program[0].spread");
+        // "pt.3" is member 3 of the family "pt" (spread 4), whichever op comes first.
+        let clash = r#"[ { op = "lock", lock = "pt", cs_us = 1, spread = 4 }, { op = "lock", lock = "pt.3", cs_us = 1 } ]"#;
+        assert_path(&custom(clash), "vms[0].workloads[0].groups[0].program[1].lock");
+        let clash = r#"[ { op = "lock", lock = "pt.3", cs_us = 1 }, { op = "lock", lock = "pt", cs_us = 1, spread = 4 } ]"#;
+        assert_path(&custom(clash), "vms[0].workloads[0].groups[0].program[1].lock");
+        let two = r#"[ { op = "lock", lock = "pt", cs_us = 1, spread = 4 }, { op = "lock", lock = "pt", cs_us = 1, spread = 8 } ]"#;
+        assert_path(&custom(two), "vms[0].workloads[0].groups[0].program[1].spread");
+        accepted(&custom(r#"[ { op = "lock", lock = "pt", cs_us = 1, spread = 4 }, { op = "lock", lock = "pt", cs_us = 1, spread = 4 }, { op = "lock", lock = "pt.4", cs_us = 1 } ]"#));
     }
 
     #[test]
