@@ -707,15 +707,14 @@ const FLEX_PARALLEL: &str = include_str!("../../../../scenarios/flex-parallel.to
 ///
 /// Seeds 1-64 since session 12 (1-8 before). The mix is chaotic: a perturbation of tens of ns
 /// in one cache refill, or one early FlexS switch, sends a run on another path, and one
-/// policy's mean completion spreads over seeds with a standard deviation of about 1.3 s (FlexW
-/// alone, 7.58 s on average); the paired difference Flex − FlexW has a standard deviation of
-/// about 0.9 s, so over 8 seeds its standard error (0.33 s) exceeds the difference itself
-/// (−0.31 s over 64 seeds), and the verdict on 8 seeds was a coin toss (it passed 7.34 vs
-/// 7.37 s only while the PMU refresh perturbed the runs, `World::busy_now`, and failed 7.42 vs
-/// 7.28 s after the fix). Over 64 seeds the standard error is 0.12 s. Measured (session 12,
-/// Python API): Flex vs FlexW alone, seeds 1-64: mean completion 7.27 vs 7.58 s, makespan 9.76
-/// vs 10.21 s, barrier spin 25.3 vs 27.1 vCPU-s; seeds 1-8: 7.42 vs 7.28, 9.89 vs 9.87, 25.8
-/// vs 25.7; seeds 1-16 and 1-32 as 1-64 (Flex ahead on all three).
+/// policy's mean completion spreads over seeds with a standard deviation of 1.1-1.3 s; the
+/// paired difference Flex − FlexW has a standard deviation of about 0.9 s, so over 8 seeds its
+/// standard error (0.40 s) exceeds the difference itself (−0.26 s over 64 seeds) and the verdict
+/// on 8 seeds is a coin toss (with the refill fix on branch `flex12-busy-now`, which moves every
+/// run a little, seeds 1-8 give 7.42 vs 7.28 s). Over 64 seeds the standard error is 0.11 s.
+/// Measured (session 12, Python API), Flex vs FlexW alone: seeds 1-64: mean completion 7.27 vs
+/// 7.53 s, makespan 9.76 vs 10.15 s, barrier spin 25.3 vs 26.9 vCPU-s; seeds 1-8: 7.34 vs 7.37,
+/// 9.83 vs 9.97, 25.6 vs 26.1; seeds 1-16 and 1-32: Flex ahead on all three as well.
 #[test]
 fn flexw_plus_flexs_does_at_least_as_well_as_flexw_alone_on_the_busy_waiting_mix_over_seeds() {
     let flexw = FLEX_PARALLEL.replace("scheduler = \"flex\"\n", "scheduler = \"credit\"\nparams = { flexw = true }\n");
