@@ -293,6 +293,12 @@ impl Credit {
         Decision { next: Some(t), slice_ns: Some(left_ns.min(self.tslice_ns).max(MIN_TIMER_NS)) }
     }
 
+    /// Whether running `v` was flagged at a tick to move to an idle pCPU at its pCPU's next
+    /// decision (`_VPF_migrating`, see `tick`).
+    pub fn migrating(&self, v: VcpuId) -> bool {
+        self.units[v].migrating
+    }
+
     /// Whether `p` has a wake-up tickle pending (`__runq_tickle` asked it to reschedule).
     pub fn tickled(&self, p: PcpuId) -> bool {
         self.tickled[p]

@@ -90,8 +90,11 @@
 //!   wait since it became runnable, then the lower vCPU id;
 //! - the switch is carried out at the spinner's pCPU's next decision, which the detector
 //!   requests with a tickle (a physical IPI in Xen); if the spinner stopped running meanwhile
-//!   nothing happens; if that decision is also the slice's end or a wake-up's tickle, credit
-//!   decides as usual.
+//!   nothing happens; if that decision is also the slice's end, a wake-up's tickle, or the
+//!   move of the spinner to an idle pCPU that credit's tick asked for (`csched_unit_acct`
+//!   flags it `_VPF_migrating` at the same 10 ms tick), credit decides as usual (until
+//!   session 12 only the no-sibling path deferred to a wake-up's tickle, and neither path to
+//!   the tick's move; neither case arose on `flex-parallel`, seeds 1-8).
 //!
 //! Leaves out: the inter-CPU runqueue locking cost of the switch (the seed measures ~1 % total
 //! overhead), spin detection for vCPUs that are not running (they retire nothing).
@@ -315,7 +318,13 @@ impl FlexS {
     fn decide(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, mut why: Reason) -> Decision {
         let now = view.now;
         if let Some(s) = self.pending[p].take() {
-            if prev == Some(s) && prev_runnable && matches!(why, Reason::Timer | Reason::Yield) {
+            // Credit's own reasons for this decision come first: a wake-up's tickle (a unit that
+            // outranks `s`, `__runq_tickle`) or the tick's move of `s` to an idle pCPU
+            // (`_VPF_migrating`, `csched_unit_acct`), both raised with the detector's request
+            // in one scheduler softirq. Credit decides as usual; FlexS tries again at the next
+            // sample that finds a spinner.
+            let credits_own = self.credit.tickled(p) || self.credit.migrating(s);
+            if prev == Some(s) && prev_runnable && matches!(why, Reason::Timer | Reason::Yield) && !credits_own {
                 // "complete the unfinished time slice": the pCPU's slice, which `s` may itself
                 // have taken over from a spinner, keeps its end; at its end nothing is left
                 // to complete and credit schedules as usual.
@@ -327,9 +336,9 @@ impl FlexS {
                         return self.credit.switch_with(view, p, s, t, left_ns);
                     }
                 }
-                // No sibling: unless this decision is also the slice's end or a wake-up's
-                // tickle, the spinner goes on with its slice (or yields, if so configured).
-                if !self.yield_without_sibling && why == Reason::Timer && left_ns > 0 && !self.credit.tickled(p) {
+                // No sibling: unless this decision is also the slice's end, the spinner goes on
+                // with its slice (or yields, if so configured).
+                if !self.yield_without_sibling && why == Reason::Timer && left_ns > 0 {
                     self.stats.no_sibling += 1;
                     return self.credit.keep_running(view, p, s, left_ns);
                 }
@@ -716,6 +725,72 @@ mod tests {
         assert_eq!((s.detections, s.switches, s.yields, s.no_sibling), (1, 0, 1, 0));
         assert_eq!(k.pcpu_cur[0], Some(5), "SCHEDOP_yield: the next in pCPU 0's runqueue runs");
         assert_eq!(f.credit.queued_on(0), Some(0));
+    }
+
+    /// The detector's request and a wake-up's tickle raised for the same pCPU make one
+    /// decision; credit's wake-up preemption decides it. The rig plus VM 1's third vCPU (5),
+    /// halted, last run on pCPU 0. Past the 10 ms ticks (vCPU 0 drops from BOOST to UNDER; the
+    /// sample saw no counts), vCPU 0 is found spinning at 15 ms and, before pCPU 0 decides,
+    /// vCPU 5 wakes there at BOOST, which outranks UNDER (`__runq_tickle`): vCPU 5 runs and no
+    /// sibling is switched in (until session 12 the switch ignored the tickle and vCPU 5 waited
+    /// behind vCPU 0's sibling).
+    #[test]
+    fn a_wake_up_tickle_with_the_detection_lets_credit_decide() {
+        let (mut k, mut f) = rig_with(&[3, 3], flexs());
+        k.advance(&mut f, 10 * NS_PER_MS);
+        assert_eq!(f.stats().detections, 0);
+        assert_eq!(f.credit.pri(0), Pri::Under);
+        k.now = 15 * NS_PER_MS;
+        k.vcpus[0].pmu = SPIN_10MS;
+        k.with(|view| f.sample(view));
+        assert_eq!((f.stats().detections, k.pending_tickles()), (1, vec![0]));
+        k.vcpus[5].last_pcpu = 0;
+        k.wake(&mut f, 5);
+        assert_eq!(k.pcpu_cur[0], Some(5), "the woken BOOST unit preempts the spinner");
+        assert_eq!(f.stats().switches, 0);
+        assert_eq!(f.credit.queued_on(0), Some(0));
+    }
+
+    /// Credit's tick and FlexS's sample fall at the same 10 ms instant, the sample first (both
+    /// timers re-arm at their own firing, in the order armed at `init`); a tick that flags the
+    /// spinner to move to an idle pCPU (`_VPF_migrating`) shares the decision the detector asked
+    /// for, and the move is made. pCPUs 0-2, VM 0 = vCPUs 0-2, VM 1 = vCPUs 3, 4. vCPU 0 runs on
+    /// pCPU 0 with vCPU 3 (pinned there) queued behind it; vCPU 4 runs on pCPU 1 with vCPU 1
+    /// (allowed on pCPUs 0-1) queued behind it; pCPU 2 idles. At 20 ms (the 10 ms tick only
+    /// made the units active) vCPU 0 is found spinning, and pCPU 0's tick flags it: it has a
+    /// waiter and pCPU 2 idles. Credit runs vCPU 3 on pCPU 0 and moves vCPU 0 to pCPU 2 (until
+    /// session 12 the switch with vCPU 1 dropped the move and pCPU 2 stayed idle).
+    #[test]
+    fn a_tick_move_to_an_idle_pcpu_with_the_detection_is_made() {
+        let mut k = Kit::new(3, &[3, 2]);
+        let mut f = flexs();
+        f.set_seed(7);
+        k.init(&mut f);
+        k.vcpus[0].last_pcpu = 0;
+        k.wake(&mut f, 0);
+        k.vcpus[4].last_pcpu = 1;
+        k.wake(&mut f, 4);
+        k.affinity[1] = Some(vec![0, 1]);
+        k.vcpus[1].last_pcpu = 1;
+        k.wake(&mut f, 1);
+        k.affinity[3] = Some(vec![0]);
+        k.vcpus[3].last_pcpu = 0;
+        k.wake(&mut f, 3);
+        assert_eq!(k.pcpu_cur, vec![Some(0), Some(4), None]);
+        assert_eq!((f.credit.queued_on(3), f.credit.queued_on(1)), (Some(0), Some(1)));
+        k.advance(&mut f, 10 * NS_PER_MS);
+        assert_eq!(k.pcpu_cur, vec![Some(0), Some(4), None]);
+        k.now = 20 * NS_PER_MS;
+        k.vcpus[0].pmu = SPIN_10MS;
+        k.with(|view| {
+            f.timer(view, SAMPLE_TIMER);
+            f.timer(view, 0);
+        });
+        assert!(f.credit.migrating(0));
+        assert_eq!(f.stats().detections, 1);
+        k.serve(&mut f);
+        assert_eq!(k.pcpu_cur, vec![Some(3), Some(4), Some(0)], "vCPU 0 moved to the idle pCPU");
+        assert_eq!(f.stats().switches, 0);
     }
 
     #[test]
