@@ -403,7 +403,7 @@ GAPS: dict[str, dict[str, str]] = {
             "for the average work profile); on the mix the VMs spin 40-78 % of their CPU time "
             "(4-vCPU VM 68-78 %, 2-vCPU VM 40-53 %; seeds 1-8), so FlexS detects 15-950 spinners "
             "per run (1 ms, history 0.5: 4 525-8 156) and switches 6-568 times; Flex ends level "
-            "with FlexW alone (7.34 vs 7.37 s, sooner on 3 of 8 seeds). Session 12 traced the "
+            "with FlexW alone (7.34 vs 7.37 s, sooner on 3 of 8 seeds). Session 11 traced the "
             "per-seed differences: the mix is chaotic (one early FlexS switch, or a refill moved "
             "by tens of ns, sends a run on another path; one policy's 8-seed mean carries a "
             "standard error of about 0.4 s, 6 points of gain); over seeds 1-64 Flex is ahead of "

@@ -705,14 +705,14 @@ const FLEX_PARALLEL: &str = include_str!("../../../../scenarios/flex-parallel.to
 /// seed's text, `hv/sched/flexs.rs`), it detects fewer spinners and Flex is close to FlexW
 /// alone: see docs/policies.md `## flexs`.
 ///
-/// Seeds 1-64 since session 12 (1-8 before). The mix is chaotic: a perturbation of tens of ns
+/// Seeds 1-64 since session 11 (1-8 before). The mix is chaotic: a perturbation of tens of ns
 /// in one cache refill, or one early FlexS switch, sends a run on another path, and one
 /// policy's mean completion spreads over seeds with a standard deviation of 1.1-1.3 s; the
 /// paired difference Flex − FlexW has a standard deviation of about 0.9 s, so over 8 seeds its
 /// standard error (0.40 s) exceeds the difference itself (−0.26 s over 64 seeds) and the verdict
-/// on 8 seeds is a coin toss (with the refill fix on branch `flex12-busy-now`, which moves every
+/// on 8 seeds is a coin toss (with the refill fix found in session 11 and not yet merged, which moves every
 /// run a little, seeds 1-8 give 7.42 vs 7.28 s). Over 64 seeds the standard error is 0.11 s.
-/// Measured (session 12, Python API), Flex vs FlexW alone: seeds 1-64: mean completion 7.27 vs
+/// Measured (session 11, Python API), Flex vs FlexW alone: seeds 1-64: mean completion 7.27 vs
 /// 7.53 s, makespan 9.76 vs 10.15 s, barrier spin 25.3 vs 26.9 vCPU-s; seeds 1-8: 7.34 vs 7.37,
 /// 9.83 vs 9.97, 25.6 vs 26.1; seeds 1-16 and 1-32: Flex ahead on all three as well.
 #[test]

@@ -93,7 +93,7 @@
 //!   nothing happens; if that decision is also the slice's end, a wake-up's tickle, or the
 //!   move of the spinner to an idle pCPU that credit's tick asked for (`csched_unit_acct`
 //!   flags it `_VPF_migrating` at the same 10 ms tick), credit decides as usual (until
-//!   session 12 only the no-sibling path deferred to a wake-up's tickle, and neither path to
+//!   session 11 only the no-sibling path deferred to a wake-up's tickle, and neither path to
 //!   the tick's move; neither case arose on `flex-parallel`, seeds 1-8).
 //!
 //! Leaves out: the inter-CPU runqueue locking cost of the switch (the seed measures ~1 % total
@@ -732,7 +732,7 @@ mod tests {
     /// halted, last run on pCPU 0. Past the 10 ms ticks (vCPU 0 drops from BOOST to UNDER; the
     /// sample saw no counts), vCPU 0 is found spinning at 15 ms and, before pCPU 0 decides,
     /// vCPU 5 wakes there at BOOST, which outranks UNDER (`__runq_tickle`): vCPU 5 runs and no
-    /// sibling is switched in (until session 12 the switch ignored the tickle and vCPU 5 waited
+    /// sibling is switched in (until session 11 the switch ignored the tickle and vCPU 5 waited
     /// behind vCPU 0's sibling).
     #[test]
     fn a_wake_up_tickle_with_the_detection_lets_credit_decide() {
@@ -759,7 +759,7 @@ mod tests {
     /// (allowed on pCPUs 0-1) queued behind it; pCPU 2 idles. At 20 ms (the 10 ms tick only
     /// made the units active) vCPU 0 is found spinning, and pCPU 0's tick flags it: it has a
     /// waiter and pCPU 2 idles. Credit runs vCPU 3 on pCPU 0 and moves vCPU 0 to pCPU 2 (until
-    /// session 12 the switch with vCPU 1 dropped the move and pCPU 2 stayed idle).
+    /// session 11 the switch with vCPU 1 dropped the move and pCPU 2 stayed idle).
     #[test]
     fn a_tick_move_to_an_idle_pcpu_with_the_detection_is_made() {
         let mut k = Kit::new(3, &[3, 2]);
