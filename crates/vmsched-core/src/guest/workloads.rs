@@ -9,7 +9,7 @@
 //! | `hackbench` | groups of senders and receivers over pipes | seed 004 §7.2; Linux `hackbench` |
 //! | `rambench` | traverse a shuffled linked list / sequential array, memory-bound | seed 004 §7.2 |
 //! | `kbuild` | `make -jN`: each compile run through Kbuild's recipe (sh, gcc, cc1, as, fixdep, rm, mv); optionally Kbuild's serial stages before and after the compiles | seed 004 §7.2; Linux scripts/Makefile.build `rule_cc_o_c`, top-level Makefile `prepare`, scripts/link-vmlinux.sh |
-//! | `stream` | STREAM-like array kernels, optionally with a barrier per iteration; bandwidth per thread | seed 003 §2.3, §5; McCalpin STREAM |
+//! | `stream` | STREAM-like array kernels, optionally with a barrier per iteration; bandwidth per thread, and stream.c's best rate (bytes / the team's fastest pass) | seed 003 §2.3, §5; McCalpin STREAM |
 //! | `epcc` | EPCC OpenMP syncbench: barrier, reduction or critical loops against a serial reference; overhead per construct | seed 003 §5; EPCC syncbench.c; libgomp team.c, bar.c |
 //! | `imb` | Intel MPI Benchmarks Sendrecv / Exchange between single-threaded ranks over sockets; MB/s | seed 003 §5; IMB user guide; MPICH2 ch3:sock |
 //! | `server` | a SPECvirt_sc2010 tile member (web, mail, app, db, infra, idle) serving open-loop requests | seed 001 §2.3, §3 |
@@ -282,10 +282,13 @@ pub struct StreamParams {
     /// Time per KiB of array per iteration when the data is in cache.
     #[serde(default = "d_ns_per_kib")]
     pub ns_per_kib: f64,
+    /// Spin before blocking at the barrier. Unsourced: libgomp's default (gcc >= 4.4
+    /// `GOMP_SPINCOUNT` 300 000 spins, "a rough estimation of 100000 spins per msec",
+    /// libgomp/env.c) is about ten times longer (docs/policies.md ## dp).
     #[serde(default = "d_stream_spin")]
     pub barrier_spin_us: f64,
-    /// A barrier over all threads after each iteration (false: threads run unsynchronised,
-    /// as in the seed's runs).
+    /// A barrier over all threads after each iteration, as the implicit one that ends each
+    /// kernel's `omp parallel for` in stream.c (false: threads run unsynchronised).
     #[serde(default = "d_true")]
     pub barrier: bool,
 }
@@ -699,13 +702,15 @@ fn stream_per_thread_kib(vcpus: u32, p: &StreamParams) -> u32 {
 }
 
 /// One pass over a thread's slice: the part its core's LLC share holds at `ns_per_kib`, the
-/// rest at memory speed.
+/// rest at memory speed. Each thread marks the end of every pass (`pass`, before the
+/// barrier), so the team's pass k ends at round k of that mark (its slowest thread): STREAM's
+/// per-kernel timing (below, `metrics`).
 pub fn stream(vcpus: u32, p: &StreamParams, tag: &str, mem: &MemoryModel) -> Vec<ThreadGroupSpec> {
     let threads = stream_threads(vcpus, p);
     let per_thread_kib = stream_per_thread_kib(vcpus, p);
     let cached = per_thread_kib.min(mem.llc_share_kib);
     let us = (cached as f64 * p.ns_per_kib + (per_thread_kib - cached) as f64 * mem.mem_ns_per_kib) / 1000.0;
-    let mut body = vec![compute(DurationUs::fixed(us), 1.0)];
+    let mut body = vec![compute(DurationUs::fixed(us), 1.0), mark(tag, "pass")];
     if p.barrier {
         body.push(OpSpec::Barrier { barrier: format!("{tag}.barrier"), parties: threads, spin_us: p.barrier_spin_us });
     }
@@ -848,6 +853,22 @@ pub fn metrics(vcpus: u32, w: &crate::scenario::WorkloadSpec, tag: &str, marks: 
             out.insert("elapsed_ns".into(), (end.last_ns - start.first_ns) as f64);
             out.insert("bandwidth_bytes_per_s_per_thread".into(), bytes / per_thread_s.max(1e-12));
             out.insert("bandwidth_bytes_per_s".into(), bytes * threads as f64 / all_s.max(1e-12));
+            // STREAM's own figure (McCalpin stream.c): each kernel is a `parallel for` the master
+            // times from before the region to after its join, NTIMES times, and "Best Rate
+            // MB/s" is bytes / the minimum time, the first iteration skipped ("note -- skip
+            // first iteration"). Here the team's pass k runs from the end of pass k-1 (the
+            // barrier releases the team when its last thread arrives) to the end of pass k by
+            // its slowest thread: round k of the `pass` mark minus round k-1. Round 0 ends
+            // the first pass, so the differences are passes 2.. (the first one skipped).
+            let pass = get("pass")?;
+            let best_pass_ns = pass.round_last_ns().windows(2).map(|w| w[1] - w[0]).min();
+            if let Some(ns) = best_pass_ns {
+                let pass_bytes = stream_per_thread_kib(vcpus, p) as f64 * 1024.0;
+                let s = (ns as f64 / 1e9).max(1e-12);
+                out.insert("best_pass_ns".into(), ns as f64);
+                out.insert("best_rate_bytes_per_s".into(), pass_bytes * threads as f64 / s);
+                out.insert("best_rate_bytes_per_s_per_thread".into(), pass_bytes / s);
+            }
         }
         WorkloadSpec::Epcc(p) => {
             let threads = epcc_threads(vcpus, p) as u64;
