@@ -104,6 +104,9 @@ def test_dp_stream_team_meets_at_the_barrier_ending_each_parallel_for():
     # barrier (libgomp's team barrier): the library scenario keeps one after each pass.
     d = dp.stream_scenario(1024, True, "credit")
     assert d["vms"][0]["workloads"][0]["barrier"] is True
+    # stream.c's NTIMES default: each execution times 10 passes and reports the best after
+    # the first.
+    assert d["vms"][0]["workloads"][0]["ntimes"] == 10
     d["duration_ms"] = 2000
     # 2000 passes (about 40 ms undisturbed) beside the competing VM, so threads are preempted
     # unevenly and the others wait for them at the barrier.
@@ -114,5 +117,6 @@ def test_dp_stream_team_meets_at_the_barrier_ending_each_parallel_for():
     # The figure dp reports: the team's best pass is at least an undisturbed one (3 x 1024 /
     # 8 = 384 KiB at 50 ns/KiB = 19.2 us), so the best rate is at most 8 x 384 KiB / 19.2 us.
     w0 = vm["bench"]["w0"]
+    assert w0["executions"] == 2000 / 10
     assert w0["best_pass_ns"] >= 19_200
     assert w0["best_rate_bytes_per_s"] <= 8 * 384 * 1024 / 19.2e-6 * (1 + 1e-12)
