@@ -409,47 +409,27 @@ GAPS: dict[str, dict[str, str]] = {
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
     "dp-stream": {
-        "DP gets more bandwidth than credit while the arrays fit in the cache (smallest size)":
-            "model result, with the set-up read from seed §5.3's text (session 11): the threads do "
-            "not synchronise ('Each thread works with non-synchronization'; until session 10 they "
-            "met at a barrier after each pass, kept against the text because DP then gained) and "
-            "each case is the 10 % trimmed mean of simulation seeds 1-16 ('at least 1000 times ... "
-            "the average value except for some few abnormal points'). At 1 MiB DP gets 0.96 of "
-            "credit's bandwidth (13.1 vs 13.7 GB/s per thread; per seed 0.89-1.02, DP below credit "
-            "in 15 of 16; quick mode 0.95). Unsynchronised threads are rarely migrated by credit (21 "
-            "migrations a run for 8 threads, means of seeds 1-16), and a migration costs one refill "
-            "of a 384 KiB slice (refill 2.3 ms a run); DP cuts the migrations to 4 and the refill "
-            "to 2.1 ms, but its pinned vCPUs wait on their pCPUs when the competing VM's woken vCPUs "
-            "preempt them, where credit lets an idle pCPU take them: the STREAM vCPUs wait "
-            "runnable 0.345 vs 0.305 s and the run ends at 145 vs 126 ms. That wait is the seed's "
-            "own rule (§4.3 Figure 4; test by_default_a_preempted_pinned_vcpu_waits_while_a_pcpu_idles); "
-            "the seed's C(CPU_idle) = 0 (§4.2) needs the unpinned vCPUs to be queued, and beside the "
-            "busy competitor they are running. With the barrier (session 10's set-up) and the same "
-            "averaging DP / credit was 1.21 at 1 MiB (per seed 0.47-2.70, below credit in 9 of 16): "
-            "the gain there came from the barrier waiting less for threads DP holds apart, which the "
-            "seed's unsynchronised STREAM does not have",
         "the gap shrinks as the arrays outgrow the cache (DP/credit at the largest size below that at the smallest)":
-            "model result (set-up from §5.3's text, see the first claim): DP / credit rises with the "
-            "array size, 0.96, 0.96, 0.97, 0.97, 0.98, 1.01 at 1, 2, 4, 8, 16, 32 MiB (10 % trimmed "
-            "means of seeds 1-16; quick: 0.95, 0.96, 1.02 at 1, 4, 32 MiB), the reverse of Figure "
-            "6's trend. A migrated thread refills its cached slice (384 KiB at 1 MiB, its whole 3 MiB "
-            "L2 share at 32 MiB): at 32 MiB credit's 63 migrations a run go with 37.6 ms of refill, "
-            "DP's 12 with 32.5 ms (at 1 MiB 2.3 vs 2.1 ms), so cutting migrations pays most "
-            "for the largest arrays, while DP's pinned vCPUs wait as at every size (0.710 vs 0.715 "
-            "s runnable at 32 MiB). The seed's gain for small arrays ('it largely guarantees the L2 "
-            "cache hits', §5.3) needs credit to migrate unsynchronised threads 'frequently' and "
-            "misses to cost more than the waits DP adds; in the model neither holds beside this "
-            "competitor (the seed names none)",
-        "DP is not below credit at any array size":
-            "model result (set-up from §5.3's text, see the first claim): DP is below credit at 1-16 "
-            "MiB (0.96-0.98; per seed DP below credit in 15, 15, 16, 13, 11 of 16 seeds) and level "
-            "at 32 MiB (1.01; below in 6 of 16). Sixteen seeds fix the sign at 1-8 MiB: the per-seed "
-            "spread (0.88-1.04) is narrower than with the barrier (0.47-2.70 at 1 MiB). "
-            "Where DP is behind, its pinned threads wait on their pCPUs while other pCPUs could take "
-            "them (the first claim's numbers), which is the seed's rule (§4.3: a pinned vCPU is "
-            "'non-migrating'; Figure 4). The seed's C(CPU_idle) = 0 (§4.2: 'there always exists one "
-            "or more VCPU(s) for migrating') needs the unpinned vCPUs to wait in runqueues; a running "
-            "vCPU is never stolen (3.4's __csched_vcpu_is_migrateable: !vc->is_running)",
+            "model result, STREAM as the seed ran it (session 12): the team meets at the barrier "
+            "that ends each kernel's `omp parallel for` in stream.c, and the figure is stream.c's "
+            "best rate (bytes / the fastest pass after the first of each execution of NTIMES = 10 "
+            "passes, the mean over the run's back-to-back executions), 10 % trimmed means of "
+            "simulation seeds 1-16. DP / credit is 1.074, 1.109, 1.076, 0.963, 1.026, 1.111 at 1, "
+            "2, 4, 8, 16, 32 MiB (quick, seeds 1-10: 1.037, 1.098, 1.165 at 1, 4, 32 MiB), so the "
+            "largest arrays show the largest gap, not the smallest. The per-seed ratios spread "
+            "widely: 0.72-1.85 at 1 MiB (median 1.015, DP below credit in 7 of 16) and 0.93-1.36 at "
+            "32 MiB (median 1.134, below in 4 of 16): sixteen seeds do not fix the trend's sign. An "
+            "execution at 1 MiB lasts about 0.2 ms undisturbed (19.2 us passes), at 32 MiB about "
+            "10.5 ms (1.05 ms passes), against the competitor's 3 ms bursts and credit's 30 ms "
+            "slices; its best rate is high when one pass after the first has the whole team "
+            "running. DP cuts migrations at every size (1 MiB: 1198 vs 1623 a run, refill 49.6 vs "
+            "67.3 ms, barrier spin 1.01 vs 1.30 s; 32 MiB: 185 vs 200, refill 105 ms both), yet "
+            "at 32 MiB its runs end later (310 vs 295 ms) while its executions' best passes are "
+            "faster; the run mean per thread (bytes over each thread's run, listed beside) is 0.95 "
+            "there (1.21 at 1 MiB). Which placements make the best pass is not isolated. Full mode "
+            "also misses 'DP is not below credit at any array size' at 8 MiB (0.963; per seed "
+            "0.66-1.56, below in 10 of 16), which quick mode (1, 4, 32 MiB) holds, so it has no "
+            "gap entry here (dp.py notes)",
     },
     "dp-imb": {
         "Sendrecv: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
