@@ -925,7 +925,7 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
         ("rambench", "memory-bound list/array traversal, NUMA-sensitive", "seed 004 §7.2"),
         ("kbuild", "make -jN: many short-lived compiler processes", "seed 004 §7.2"),
         ("server", "SPECvirt-like server VM (web, mail, app, db, infra, idle): open-loop Poisson requests, interrupt-driven I/O, response times", "seed 001 §2.3, §3"),
-        ("stream", "STREAM-like array kernels (LLC-aware pass time), optional barrier per iteration; bandwidth per thread", "seed 003 §2.3, §5; McCalpin STREAM"),
+        ("stream", "STREAM-like array kernels (LLC-aware pass time), optional barrier per iteration; stream.c best rate and bandwidth per thread", "seed 003 §2.3, §5; McCalpin STREAM"),
         ("epcc", "EPCC OpenMP syncbench: barrier / reduction / critical loops vs a serial reference; overhead per construct", "seed 003 §5; EPCC syncbench.c; libgomp team.c"),
         ("imb", "IMB Sendrecv / Exchange in a ring of single-threaded ranks over sockets; throughput MB/s", "seed 003 §5; Intel MPI Benchmarks user guide"),
         ("custom", "thread groups with programs in the op language", "docs/scenarios.md"),
