@@ -181,7 +181,7 @@ STREAM = Reproduction(
                 for kib in STREAM_KIB[False] for s in SCHEDULERS]
     + [Quantity(f"dp_over_credit_{kib}kib", f"DP / credit, {_mib(kib)}", "×", "DP / credit")
        for kib in STREAM_KIB[False]]
-    + [Quantity(f"{s}_{kib}kib_mean_gbs_per_thread", f"{s}, {_mib(kib)} arrays, run mean per thread",
+    + [Quantity(f"{s}_{kib}kib_mean_gbs_per_thread", f"{s}, {_mib(kib)}, run mean",
                 "GB/s", "mean bandwidth per thread")
        for kib in STREAM_KIB[False] for s in SCHEDULERS]
     + [Quantity(f"dp_over_credit_mean_{kib}kib", f"DP / credit, {_mib(kib)}, run mean", "×",
