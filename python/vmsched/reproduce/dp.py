@@ -35,8 +35,9 @@ text and the sources, not on results):
   (``GOMP_SPINCOUNT`` 300,000 spins with ``OMP_WAIT_POLICY`` unset, gcc >= 4.4
   ``libgomp/env.c``, "a rough estimation of 100000 spins per msec", i.e. about 3 ms; 1.5-2.6
   ms at the seed's 2.0 GHz with 10-17 cycles a spin, pre-Skylake PAUSE, docs/policies.md ##
-  flexs) is about ten times longer, and the seed's CentOS 5.4 (§5.1) compiler, hence its
-  libgomp, is not named, so it is reported, not changed;
+  flexs) is about ten times longer, the first libgomp (gcc 4.2 era, ``config/linux/bar.c``)
+  did not spin at all, and the seed's CentOS 5.4 (§5.1) compiler, hence its libgomp, is not
+  named, so it is reported, not changed (its effect, measured: docs/policies.md ## dp);
 * STREAM's figure is its own: stream.c times each kernel NTIMES times (default 10), from
   before the parallel region to after its join, and prints "Best Rate MB/s" = bytes / the
   minimum time (the first iteration skipped); the seed averages the figure over its runs.
