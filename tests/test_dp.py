@@ -120,3 +120,19 @@ def test_dp_stream_team_meets_at_the_barrier_ending_each_parallel_for():
     assert w0["executions"] == 2000 / 10
     assert w0["best_pass_ns"] >= 19_200
     assert w0["best_rate_bytes_per_s"] <= 8 * 384 * 1024 / 19.2e-6 * (1 + 1e-12)
+
+
+def test_dp_openmp_spins_are_libgomp_4_4_0s_default_at_the_seeds_clock():
+    # The seed's guest, CentOS 5.4 (§5.1), ships libgomp-4.4.0-6.el5 (RHEL 5.4 media, beside
+    # gcc-4.1.2-46.el5). gcc 4.4's libgomp/env.c, OMP_WAIT_POLICY and GOMP_SPINCOUNT unset:
+    # gomp_spin_count_var = 20,000,000 (300,000 only from gcc r167371, Dec 2010); wait.h's
+    # do_wait spins that many times before futex_wait, in the barrier and in the mutex
+    # (critical, the reduction's lock) alike. One spin is about 15.5 cycles before Skylake
+    # (hv/perfcounters.rs), at the seed's 2.0 GHz: 20e6 x 15.5 / 2.0e9 s = 0.155 s = 155,000 us.
+    spin_us = 20_000_000 * 15.5 / 2.0e9 * 1e6
+    stream = dp.stream_scenario(1024, True, "credit")
+    assert stream["host"]["cpu_ghz"] == 2.0
+    assert stream["vms"][0]["workloads"][0]["barrier_spin_us"] == pytest.approx(spin_us)
+    epcc = dp.epcc_scenario(8, "critical", "credit")
+    assert epcc["host"]["cpu_ghz"] == 2.0
+    assert epcc["vms"][0]["workloads"][0]["spin_us"] == pytest.approx(spin_us)

@@ -31,13 +31,17 @@ text and the sources, not on results):
   threads, which share no data and take no locks, against EPCC's critical sections, locks
   and barrier loops; it does not say the loop's barrier is absent. (Session 11's dp11 turned
   the barrier off on that sentence; session 12 restored it on the source.) The barrier's spin
-  is the workload's ``barrier_spin_us`` default, 200 us, unsourced: libgomp's default
-  (``GOMP_SPINCOUNT`` 300,000 spins with ``OMP_WAIT_POLICY`` unset, gcc >= 4.4
-  ``libgomp/env.c``, "a rough estimation of 100000 spins per msec", i.e. about 3 ms; 1.5-2.6
-  ms at the seed's 2.0 GHz with 10-17 cycles a spin, pre-Skylake PAUSE, docs/policies.md ##
-  flexs) is about ten times longer, the first libgomp (gcc 4.2 era, ``config/linux/bar.c``)
-  did not spin at all, and the seed's CentOS 5.4 (§5.1) compiler, hence its libgomp, is not
-  named, so it is reported, not changed (its effect, measured: docs/policies.md ## dp);
+  (and EPCC's, in its barrier and locks) is libgomp's as the seed's CentOS 5.4 guest (§5.1)
+  ran it (session 13): RHEL/CentOS 5.4 ship ``libgomp-4.4.0-6.el5`` beside
+  ``gcc-4.1.2-46.el5``, and gcc 4.4's ``libgomp/env.c`` spins 20,000,000 times with
+  ``OMP_WAIT_POLICY`` and ``GOMP_SPINCOUNT`` unset (300,000 only from gcc r167371, Dec 2010)
+  in ``config/linux/wait.h`` ``do_wait`` before its futex wait, in the barrier and the mutex
+  alike: 20e6 x 15.5 cycles / 2.0 GHz = 155 ms (``barrier_spin_us`` and ``spin_us`` =
+  155000 in the library scenarios; docs/policies.md ## dp). Until session 12 the workloads'
+  unsourced defaults (200 and 300 us). With it the team's waiting threads keep their vCPUs
+  runnable, and under credit a STREAM run at 1 MiB takes 18.8-50.7 s of simulated time (0.47 s
+  before), so ``STREAM_DURATION_MS`` is 120 s, long enough for every run to finish (a run
+  that does not finish has no figure);
 * STREAM's figure is its own: stream.c times each kernel NTIMES times (default 10), from
   before the parallel region to after its join, and prints "Best Rate MB/s" = bytes / the
   minimum time (the first iteration skipped); the seed averages the figure over its runs.
@@ -62,14 +66,15 @@ text and the sources, not on results):
   sock_wait.i``): a waiting rank sleeps in the kernel rather than busy-polling.
 
 The seed's figures carry no numbers in its text, so every result here is directional and
-nothing is fitted. Full mode (``vmsched reproduce dp-stream dp-epcc dp-imb -j 1``, session
-12), DP / credit: STREAM best rate 1.07, 1.11, 1.08, 0.96, 1.03, 1.11 at 1-32 MiB (per seed
-0.72-1.85 at 1 MiB, DP below credit in 7, 4, 6, 10, 9, 4 of 16 seeds; run mean per thread
-1.21, 1.12, 1.06, 0.92, 0.95, 0.95); EPCC suite 8 threads 503 vs 805 ms, 6 threads 79 vs 92
-ms; IMB Sendrecv 1.00 (no pin, a tie), 1.00, 0.99 at 1, 16, 128 KiB, Exchange 1.00, 1.00,
-0.98. Three of the seven claims hold (STREAM's first, EPCC's two; quick mode four, STREAM's
-"not below at any size" too, its sizes 1, 4, 32 MiB missing 8 MiB's 0.96); the reasons for
-the rest are in ``expected.GAPS``.
+nothing is fitted. Full mode (``vmsched reproduce dp-stream dp-epcc dp-imb -j 2``, session
+13, libgomp 4.4.0's 155 ms spin), DP / credit: STREAM best rate 1.12, 1.08, 1.05, 1.03,
+1.09, 1.06 at 1-32 MiB (run mean per thread 2.10, 1.92, 1.71, 1.63, 1.53, 1.38); EPCC suite
+the same under both at every thread count (6.2, 9.6, 13.2, 14.6 ms at 2-8 threads: all 192
+run pairs identical, no thread ever blocks so DP never assesses one); IMB Sendrecv 1.00,
+1.00, 0.99 at 1, 16, 128 KiB, Exchange 1.00, 1.00, 0.98. Three of the seven claims hold,
+STREAM's three (quick mode the same three); the reasons for the rest are in
+``expected.GAPS``. (Session 12, with the unsourced 200 / 300 us spins: STREAM 1.07, 1.11,
+1.08, 0.96, 1.03, 1.11, EPCC 8 threads 503 vs 805 ms; STREAM's first and EPCC's two held.)
 
 Leaves out: Figure 1 (L2 misses native vs virtualised; the model has no native mode); Dom0.
 """
@@ -131,7 +136,7 @@ STREAM_KIB = {False: (1024, 2048, 4096, 8192, 16384, 32768), True: (1024, 4096, 
 #: KiB of array per thread and run, the same for every size (iterations = this / array_kib);
 #: shorter runs finish before the competing VM disturbs them.
 STREAM_WORK_KIB = {False: 4000 * 1024, True: 4000 * 1024}
-STREAM_DURATION_MS = 30000
+STREAM_DURATION_MS = 120000
 
 
 def stream_scenario(array_kib: int, quick: bool, scheduler: str = "credit") -> dict:
@@ -205,9 +210,8 @@ STREAM = Reproduction(
           "streamed at every size; the claims use it. The run mean per thread (bytes over each "
           "thread's whole run, the measure until session 11) is listed beside it. The team meets "
           "at a barrier after each pass, the implicit barrier ending stream.c's `omp parallel "
-          "for`. Full mode misses 'DP is not below credit at any array size' at 8 MiB (DP / "
-          "credit 0.963, per seed 0.66-1.56, below in 10 of 16 seeds); quick mode's sizes (1, 4, "
-          "32 MiB) hold it, so expected.GAPS, checked in quick mode, has no entry for it.",
+          "for`, whose waiting threads spin up to libgomp 4.4.0's 20,000,000 spins (155 ms at "
+          "2.0 GHz) before they sleep; a run lasts until it finishes (up to 120 s simulated).",
 )
 
 
@@ -262,7 +266,8 @@ EPCC = Reproduction(
     ],
     notes="Running time = the timed loops of barrier, reduction and critical (2000 "
           "constructs each, 1 µs delay) added up, one suite per simulation seed, 10 % trimmed "
-          "mean over seeds 1-16.",
+          "mean over seeds 1-16. Threads spin up to libgomp 4.4.0's 20,000,000 spins (155 ms) "
+          "in barriers and locks before they sleep.",
 )
 
 

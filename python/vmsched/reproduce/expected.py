@@ -408,28 +408,25 @@ GAPS: dict[str, dict[str, str]] = {
             "modelled; the headline stays on the cited work's host for that textual reason alone"
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
-    "dp-stream": {
-        "the gap shrinks as the arrays outgrow the cache (DP/credit at the largest size below that at the smallest)":
-            "model result, STREAM as the seed ran it (session 12): the team meets at the barrier "
-            "that ends each kernel's `omp parallel for` in stream.c, and the figure is stream.c's "
-            "best rate (bytes / the fastest pass after the first of each execution of NTIMES = 10 "
-            "passes, the mean over the run's back-to-back executions), 10 % trimmed means of "
-            "simulation seeds 1-16. DP / credit is 1.074, 1.109, 1.076, 0.963, 1.026, 1.111 at 1, "
-            "2, 4, 8, 16, 32 MiB (quick, seeds 1-10: 1.037, 1.098, 1.165 at 1, 4, 32 MiB), so the "
-            "largest arrays show the largest gap, not the smallest. The per-seed ratios spread "
-            "widely: 0.72-1.85 at 1 MiB (median 1.015, DP below credit in 7 of 16) and 0.93-1.36 at "
-            "32 MiB (median 1.134, below in 4 of 16): sixteen seeds do not fix the trend's sign. An "
-            "execution at 1 MiB lasts about 0.2 ms undisturbed (19.2 us passes), at 32 MiB about "
-            "10.5 ms (1.05 ms passes), against the competitor's 3 ms bursts and credit's 30 ms "
-            "slices; its best rate is high when one pass after the first has the whole team "
-            "running. DP cuts migrations at every size (1 MiB: 1198 vs 1623 a run, refill 49.6 vs "
-            "67.3 ms, barrier spin 1.01 vs 1.30 s; 32 MiB: 185 vs 200, refill 105 ms both), yet "
-            "at 32 MiB its runs end later (310 vs 295 ms) while its executions' best passes are "
-            "faster; the run mean per thread (bytes over each thread's run, listed beside) is 0.95 "
-            "there (1.21 at 1 MiB). Which placements make the best pass is not isolated. Full mode "
-            "also misses 'DP is not below credit at any array size' at 8 MiB (0.963; per seed "
-            "0.66-1.56, below in 10 of 16), which quick mode (1, 4, 32 MiB) holds, so it has no "
-            "gap entry here (dp.py notes)",
+    "dp-epcc": {
+        "DP runs the suite faster than credit with as many threads as vCPUs":
+            "model result (session 13): with libgomp 4.4.0's spin (the seed's CentOS 5.4 ships "
+            "libgomp-4.4.0-6.el5; env.c: 20,000,000 spins with OMP_WAIT_POLICY unset, 155 ms at "
+            "2.0 GHz, docs/policies.md ## dp) no EPCC thread ever sleeps in a barrier or lock: "
+            "every wait ends within the spin. DP assesses a vCPU's affinity at guest task "
+            "switches (guest_pick -> ac_switch_in), and a spinning thread never switches, so DP "
+            "pins nothing and all 192 run pairs of the full sweep (4 thread counts x 3 "
+            "constructs x 16 seeds) are identical under credit and DP: suite 6.2, 9.6, 13.2, "
+            "14.6 ms at 2, 4, 6, 8 threads for both (barrier 4.0 ms and reduction 4.2-4.8 ms "
+            "with no migration at all; critical 4.0-21.5 ms with up to 5). The model's timed "
+            "loops (2000 constructs, 1 us delay, each construct a separate run) end within "
+            "about two credit ticks; EPCC's own syncbench repeats each test (outer "
+            "repetitions) for far longer, which the model does not run. Until session 12 "
+            "(unsourced 300 us spin, threads slept and woke) DP was ahead: 503 vs 805 ms",
+        "the gap grows with the number of threads":
+            "model result (session 13): the gap is 0 at every thread count (2-8), a tie, for "
+            "the reason given for 'DP runs the suite faster than credit with as many threads "
+            "as vCPUs' (libgomp 4.4.0's 155 ms spin: no thread sleeps, DP never assesses one)",
     },
     "dp-imb": {
         "Sendrecv: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":

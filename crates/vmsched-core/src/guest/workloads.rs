@@ -282,9 +282,10 @@ pub struct StreamParams {
     /// Time per KiB of array per iteration when the data is in cache.
     #[serde(default = "d_ns_per_kib")]
     pub ns_per_kib: f64,
-    /// Spin before blocking at the barrier. Unsourced: libgomp's default (gcc >= 4.4
-    /// `GOMP_SPINCOUNT` 300 000 spins, "a rough estimation of 100000 spins per msec",
-    /// libgomp/env.c) is about ten times longer (docs/policies.md ## dp).
+    /// Spin before blocking at the barrier. The default (200 µs) is unsourced; libgomp's spin
+    /// count (libgomp/env.c, `OMP_WAIT_POLICY` and `GOMP_SPINCOUNT` unset, "a rough estimation
+    /// of 100000 spins per msec") is 20 000 000 in gcc 4.4 and 300 000 from gcc r167371 (Dec
+    /// 2010); `scenarios/dp-stream.toml` sets gcc 4.4's (docs/policies.md ## dp).
     #[serde(default = "d_stream_spin")]
     pub barrier_spin_us: f64,
     /// A barrier over all threads after each iteration, as the implicit one that ends each
@@ -322,8 +323,9 @@ pub struct EpccParams {
     /// Work inside each construct (EPCC `delaytime`, default 0.1 µs in syncbench).
     #[serde(default = "d_delay_us")]
     pub delay_us: f64,
-    /// Spin before sleeping in a barrier or lock (libgomp `GOMP_SPINCOUNT` 300 000 spins,
-    /// taken as about 1 ns each).
+    /// Spin before sleeping in a barrier or lock. The default (300 µs: libgomp's later
+    /// 300 000 spins taken as about 1 ns each) is an estimate; gcc 4.4's libgomp spins
+    /// 20 000 000 times, which `scenarios/dp-epcc.toml` sets (docs/policies.md ## dp).
     #[serde(default = "d_gomp_spin")]
     pub spin_us: f64,
     /// The reduction's combine step (one atomic update under the team lock). Estimate.
