@@ -676,7 +676,10 @@ fn stream_best_rate_is_the_teams_fastest_pass_as_stream_c_reports_it() {
     assert_eq!(bench(&one, 0, "executions"), 1.0);
     assert_eq!(bench(&r, 0, "best_pass_ns"), bench(&one, 0, "best_pass_ns"));
     let (mean_of_bests, best) = (bench(&r, 0, "best_rate_bytes_per_s"), bench(&one, 0, "best_rate_bytes_per_s"));
-    assert!(mean_of_bests < 0.99 * best, "mean of executions' best rates {mean_of_bests:.3e} vs the run's best {best:.3e} B/s");
+    // (Strictly below: with libgomp 4.4.0's 155 ms spin the team keeps its vCPUs runnable and
+    // few executions lose every pass to a preempted thread, about 1 % below at seed 1; with
+    // the earlier 200 us spin it was more than 1 %.)
+    assert!(mean_of_bests < best, "mean of executions' best rates {mean_of_bests:.3e} vs the run's best {best:.3e} B/s");
 }
 
 #[test]
@@ -684,7 +687,13 @@ fn epcc_and_imb_report_their_figures() {
     let epcc = run_text(DP_EPCC, Some("credit"));
     assert!(epcc.vms[0].finished);
     assert_eq!(bench(&epcc, 0, "constructs"), 2000.0);
-    assert!(bench(&epcc, 0, "overhead_ns_per_construct") > 1000.0, "barriers across preempted vCPUs are slow");
+    // The library's 2000 barriers (1 us delay: 2 ms of reference time) end before credit
+    // moves any vCPU, and the waiters spin (libgomp 4.4.0: 155 ms), so nothing is preempted.
+    // 20000 barriers (20 ms) meet the competing VM: a barrier waits for preempted vCPUs.
+    assert_eq!(bench(&epcc, 0, "overhead_ns_per_construct"), 0.0, "undisturbed spinning barriers cost nothing in the model");
+    let long = run_text(&DP_EPCC.replace("innerreps = 2000", "innerreps = 20000"), Some("credit"));
+    assert!(long.vms[0].finished);
+    assert!(bench(&long, 0, "overhead_ns_per_construct") > 1000.0, "barriers across preempted vCPUs are slow");
     assert_eq!(epcc.vms[0].marks["w0.test_end"].count, 8);
     let critical = DP_EPCC.replace("construct = \"barrier\", threads = 8, innerreps = 2000", "construct = \"critical\", threads = 8, innerreps = 8000");
     let r = run_text(&critical, Some("credit"));
