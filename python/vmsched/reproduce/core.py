@@ -145,15 +145,34 @@ def judge(repro: Reproduction, simulated: Mapping[str, float],
                    notes=repro.notes, reasons=dict(reasons))
 
 
-def mean_over_seeds(seeds: Sequence[int]) -> Callable[[Callable[..., float]], Callable[..., float]]:
+def trimmed_mean(values: Sequence[float], trim_fraction: float = 0.0) -> float:
+    """Mean of ``values`` without their ``floor(trim_fraction * n)`` lowest and as many highest
+    (a symmetric trimmed mean; seed 003 §5.3 averages its runs "except for some few abnormal
+    points"). With nothing to drop it is the plain mean, summed in the given order. A NaN (a
+    run that did not finish) makes the result NaN, so a claim over it fails as it should."""
+    if not 0.0 <= trim_fraction < 0.5:
+        raise ValueError(f"trim_fraction must be in [0, 0.5), got {trim_fraction}")
+    xs = list(values)
+    if not xs:
+        raise ValueError("trimmed_mean of no values")
+    if any(math.isnan(x) for x in xs):
+        return float("nan")
+    k = int(trim_fraction * len(xs))
+    kept = sorted(xs)[k:len(xs) - k] if k else xs
+    return sum(kept) / len(kept)
+
+
+def mean_over_seeds(seeds: Sequence[int], trim_fraction: float = 0.0
+                    ) -> Callable[[Callable[..., float]], Callable[..., float]]:
     """Decorator for a measure ``fn(results, label, *args)``: a label run once is measured as
     it is; a label without ``@seed`` is the mean of ``fn`` over the runs ``label@s``, s in
-    ``seeds`` (the families that average simulation seeds label their runs so)."""
+    ``seeds`` (the families that average simulation seeds label their runs so), trimmed by
+    ``trim_fraction`` at each end (:func:`trimmed_mean`; 0 = the plain mean)."""
     def wrap(fn: Callable[..., float]) -> Callable[..., float]:
         @functools.wraps(fn)
         def mean(r: Mapping[str, Any], label: str, *args: Any) -> float:
             if label in r:
                 return fn(r, label, *args)
-            return sum(fn(r, f"{label}@{s}", *args) for s in seeds) / len(seeds)
+            return trimmed_mean([fn(r, f"{label}@{s}", *args) for s in seeds], trim_fraction)
         return mean
     return wrap

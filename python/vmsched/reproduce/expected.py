@@ -428,55 +428,54 @@ GAPS: dict[str, dict[str, str]] = {
             "modelled; the headline stays on the cited work's host for that textual reason alone"
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
-    "dp-stream": {
-        "DP is not below credit at any array size":
-            "model result, under the seed's Xen 3.4.3 credit (wake = \"xen34\", no rate limits, "
-            "for credit and DP alike; since session 10 with 3.4's boost of a migrated vCPU) and DP "
-            "read literally (docs/policies.md ## dp): DP / credit 1.39, 0.98, 1.04, 0.84, 0.95, 0.97 "
-            "at 1, 2, 4, 8, 16, 32 MiB, mean of seeds 1-3 (quick: 1.39, 1.04, 0.97 at 1, 4, 32 MiB). "
-            "The sign changes with the seed at every size but 32 MiB (per seed: 2 MiB 1.09, 1.18, "
-            "0.66; 8 MiB 0.80, 1.14, 0.68; 16 MiB 0.99, 0.84, 1.04; 32 MiB 1.00, 0.95, 0.96): a run "
-            "is 0.15-0.5 s of 8 barrier-synchronised threads beside the 75 %-busy competitor, decided "
-            "by where the threads sit early on. Where DP is behind, pinned threads wait on their "
-            "pCPUs while pCPUs idle, which is the seed's own rule (§4.3: a pinned vCPU is "
-            "'non-migrating'; Figure 4: a pCPU 'has to turn to IDLE in spite of some VCPUs probably "
-            "waiting'; test by_default_a_preempted_pinned_vcpu_waits_while_a_pcpu_idles): at 8 MiB "
-            "(seeds 1-3) DP does not cut migrations (292 vs 298), its threads wait longer (0.31 vs "
-            "0.25 s runnable, barrier spin 302 vs 248 ms) and the run ends at 251 vs 215 ms; at 32 "
-            "MiB DP cuts the waiting (0.29 vs 0.36 s), migrations (180 vs 196) and refill (108 vs "
-            "111 ms) and still ends at 314 vs 302 ms. The seed's C(CPU_idle) = 0 (§4.2: 'there "
-            "always exists one or more VCPU(s) for migrating') needs the unpinned vCPUs to wait in "
-            "runqueues; a running vCPU is never stolen (3.4's __csched_vcpu_is_migrateable: "
-            "!vc->is_running), and beside a busy competitor the unpinned ones are running. The "
-            "seed's runs must differ in the co-runner (it names none) and average over far more "
-            "placements ('at least 1000 times', §5.3) than three seeds",
+    "dp-epcc": {
+        "DP runs the suite faster than credit with as many threads as vCPUs":
+            "model result (session 13): with libgomp 4.4.0's spin (the seed's CentOS 5.4 ships "
+            "libgomp-4.4.0-6.el5; env.c: 20,000,000 spins with OMP_WAIT_POLICY unset, 155 ms at "
+            "2.0 GHz, docs/policies.md ## dp) no EPCC thread ever sleeps in a barrier or lock: "
+            "every wait ends within the spin. DP assesses a vCPU's affinity at guest task "
+            "switches (guest_pick -> ac_switch_in), and a spinning thread never switches, so DP "
+            "pins nothing and all 192 run pairs of the full sweep (4 thread counts x 3 "
+            "constructs x 16 seeds) are identical under credit and DP: suite 6.2, 9.6, 13.2, "
+            "14.6 ms at 2, 4, 6, 8 threads for both (barrier 4.0 ms and reduction 4.2-4.8 ms "
+            "with no migration at all; critical 4.0-21.5 ms with up to 5). The model's timed "
+            "loops (2000 constructs, 1 us delay, each construct a separate run) end within "
+            "about two credit ticks; EPCC's own syncbench repeats each test (outer "
+            "repetitions) for far longer, which the model does not run. Until session 12 "
+            "(unsourced 300 us spin, threads slept and woke) DP was ahead: 503 vs 805 ms",
+        "the gap grows with the number of threads":
+            "model result (session 13): the gap is 0 at every thread count (2-8), a tie, for "
+            "the reason given for 'DP runs the suite faster than credit with as many threads "
+            "as vCPUs' (libgomp 4.4.0's 155 ms spin: no thread sleeps, DP never assesses one)",
     },
     "dp-imb": {
         "Sendrecv: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
-            "model result, under the seed's Xen 3.4.3 credit (wake = \"xen34\", no rate limits; "
-            "since session 10 with 3.4's boost of a migrated vCPU) and DP read literally "
-            "(docs/policies.md ## dp): at 1 KiB no rank reaches AC 75 (no pin in seeds 1-5, so DP = "
-            "credit exactly and 'faster' fails on a tie; a 1 KiB copy is 5 % of a side's 5.25 us, "
-            "and AC rises only with memory work: guest/workloads.rs and guest/affinity.rs "
-            "estimates); at 16 KiB DP is 1.05 of credit (seeds 1-5: 0.93-1.05, mean 0.99), at 128 "
-            "KiB 1.04 (0.93-1.04, mean 0.98; before session 10: 0.88, mean 0.88). A rank halts on "
-            "every message and rule (f) unpins it (128 KiB: 1141 pins, 1141 unpins), so a pin lasts "
-            "from a pick to the next halt and woken ranks are placed and stolen by credit as "
-            "without DP: DP changes migrations (426 vs 449) and waiting (0.119 vs 0.123 s) by a few "
-            "percent either way. The seed's 'significantly improves' (§5.3) needs pins that outlive "
-            "a message, i.e. ranks that do not halt between messages (busy-polling MPI progress); "
-            "its mpich2-1.0 (§5.2) channel is not named, and the model's ranks block as a "
-            "poll()-based progress engine does",
+            "model result, under the seed's Xen 3.4.3 credit and DP read literally (docs/policies.md "
+            "## dp), 10 % trimmed means of simulation seeds 1-16 (§5.3's averaging, session 11): DP "
+            "/ credit 1.000, 1.002, 0.988 at 1, 16, 128 KiB (per seed 1.00, 0.86-1.16, 0.90-1.08; "
+            "quick mode 1.00 and 1.04 at 1 and 16 KiB). At 1 KiB no rank reaches AC 75 in any seed "
+            "(no pin, so DP = credit exactly and 'faster' fails on a tie; a 1 KiB copy is 5 % of a "
+            "side's 5.25 us, and AC rises only with memory work: guest/workloads.rs and "
+            "guest/affinity.rs estimates). A rank halts in every receive and rule (f) unpins it, so "
+            "a pin lasts from a pick to the next halt and woken ranks are placed and stolen by "
+            "credit as without DP: at 128 KiB DP changes migrations (471 vs 494) and the ranks' "
+            "waiting (0.131 vs 0.127 s) by a few percent. The seed's 'significantly improves' "
+            "(§5.3) needs pins that outlive a message, i.e. ranks that busy-poll; the seed's "
+            "mpich2-1.0 (§5.2) defaults to the ch3:sock channel (MPICH2 CVS src/mpid/ch3/"
+            "mpich2prereq: device_args=sock), whose MPIDI_CH3_Progress_wait blocks in poll() with no "
+            "timeout (MPIDU_Sock_wait(..., MPIDU_SOCK_INFINITE_TIME), ch3/channels/sock/src/"
+            "ch3_progress.c, common/sock/poll/sock_wait.i), so the model's ranks block as the "
+            "seed's did unless it configured another channel, which it does not say",
         "Exchange: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
-            "model result, under the seed's Xen 3.4.3 credit and DP read literally (since session "
-            "10 with 3.4's boost of a migrated vCPU): DP is ahead at 1 KiB (1.12 of credit; seeds "
-            "1-5: 1.00-1.12, mean 1.04) and 16 KiB (1.04; 0.99-1.06, mean 1.03; quick mode 0.92) "
-            "and behind at 128 KiB (0.96; 0.84-1.00, mean 0.96). Before session 10: 0.92, 0.93, 1.10 "
-            "(means 0.91, 0.91, 0.86). At 128 KiB (seed 1) DP cuts migrations (582 vs 798), refill "
-            "(15.3 vs 21.0 ms) and the ranks' runnable waiting (0.139 vs 0.184 s), and pCPUs idle "
-            "while vCPUs wait a little less (0.49 vs 0.52 s), yet the run ends at 178 vs 171 ms: the "
-            "waits that remain, of pinned ranks no idle pCPU may take, fall on the ring's critical "
-            "path (each rank's two receives wait for both neighbours)",
+            "model result, under the seed's Xen 3.4.3 credit and DP read literally, 10 % trimmed "
+            "means of simulation seeds 1-16 (session 11): DP / credit 1.000, 1.001, 0.978 at 1, 16, "
+            "128 KiB (per seed 0.95-1.12, 0.90-1.11, 0.84-1.06; quick mode 1.00 and 0.96 at 1 and "
+            "16 KiB). With seed 1 alone (until session 10) DP was ahead at 1 and 16 KiB (1.12, "
+            "1.04): one placement, not a trend. At 128 KiB DP cuts migrations (591 vs 730) and the "
+            "ranks' runnable waiting (0.198 vs 0.209 s), yet the runs end later: the waits that "
+            "remain, of pinned ranks no idle pCPU may take, fall on the ring's critical path (each "
+            "rank's two receives wait for both neighbours). Ranks block in each receive as "
+            "mpich2-1.0's default ch3:sock channel does (see the Sendrecv claim)",
     },
     "vmkit-table2-3": {
         "hackbench_2cpu_s": "model result 0.403 s: without affinity the model's hackbench scales "

@@ -373,7 +373,7 @@ impl World {
                 Instr::Jump { to } => th.pc = to,
                 Instr::Mark { mark } => {
                     let vm = th.vm;
-                    self.vms[vm].marks[mark].record(self.q.now());
+                    self.vms[vm].marks[mark].record(self.q.now(), t);
                 }
                 Instr::Exit => return self.thread_exit(t),
             }

@@ -9,7 +9,7 @@
 //! | `hackbench` | groups of senders and receivers over pipes | seed 004 §7.2; Linux `hackbench` |
 //! | `rambench` | traverse a shuffled linked list / sequential array, memory-bound | seed 004 §7.2 |
 //! | `kbuild` | `make -jN`: each compile run through Kbuild's recipe (sh, gcc, cc1, as, fixdep, rm, mv); optionally Kbuild's serial stages before and after the compiles | seed 004 §7.2; Linux scripts/Makefile.build `rule_cc_o_c`, top-level Makefile `prepare`, scripts/link-vmlinux.sh |
-//! | `stream` | STREAM-like array kernels, optionally with a barrier per iteration; bandwidth per thread | seed 003 §2.3, §5; McCalpin STREAM |
+//! | `stream` | STREAM-like array kernels, optionally with a barrier per iteration; bandwidth per thread, and stream.c's best rate (bytes / the team's fastest pass) | seed 003 §2.3, §5; McCalpin STREAM |
 //! | `epcc` | EPCC OpenMP syncbench: barrier, reduction or critical loops against a serial reference; overhead per construct | seed 003 §5; EPCC syncbench.c; libgomp team.c, bar.c |
 //! | `imb` | Intel MPI Benchmarks Sendrecv / Exchange between single-threaded ranks over sockets; MB/s | seed 003 §5; IMB user guide; MPICH2 ch3:sock |
 //! | `server` | a SPECvirt_sc2010 tile member (web, mail, app, db, infra, idle) serving open-loop requests | seed 001 §2.3, §3 |
@@ -282,12 +282,21 @@ pub struct StreamParams {
     /// Time per KiB of array per iteration when the data is in cache.
     #[serde(default = "d_ns_per_kib")]
     pub ns_per_kib: f64,
+    /// Spin before blocking at the barrier. The default (200 µs) is unsourced; libgomp's spin
+    /// count (libgomp/env.c, `OMP_WAIT_POLICY` and `GOMP_SPINCOUNT` unset, "a rough estimation
+    /// of 100000 spins per msec") is 20 000 000 in gcc 4.4 and 300 000 from gcc r167371 (Dec
+    /// 2010); `scenarios/dp-stream.toml` sets gcc 4.4's (docs/policies.md ## dp).
     #[serde(default = "d_stream_spin")]
     pub barrier_spin_us: f64,
-    /// A barrier over all threads after each iteration (false: threads run unsynchronised,
-    /// as in the seed's runs).
+    /// A barrier over all threads after each iteration, as the implicit one that ends each
+    /// kernel's `omp parallel for` in stream.c (false: threads run unsynchronised).
     #[serde(default = "d_true")]
     pub barrier: bool,
+    /// Passes per STREAM execution (stream.c's `NTIMES`, whose default is 10; at least 2, as
+    /// the first is not counted): the run is taken as back-to-back executions of `ntimes`
+    /// passes, each reporting its best rate (`metrics`). Absent: the run is one execution.
+    #[serde(default)]
+    pub ntimes: Option<u64>,
 }
 fn d_true() -> bool {
     true
@@ -314,8 +323,9 @@ pub struct EpccParams {
     /// Work inside each construct (EPCC `delaytime`, default 0.1 µs in syncbench).
     #[serde(default = "d_delay_us")]
     pub delay_us: f64,
-    /// Spin before sleeping in a barrier or lock (libgomp `GOMP_SPINCOUNT` 300 000 spins,
-    /// taken as about 1 ns each).
+    /// Spin before sleeping in a barrier or lock. The default (300 µs: libgomp's later
+    /// 300 000 spins taken as about 1 ns each) is an estimate; gcc 4.4's libgomp spins
+    /// 20 000 000 times, which `scenarios/dp-epcc.toml` sets (docs/policies.md ## dp).
     #[serde(default = "d_gomp_spin")]
     pub spin_us: f64,
     /// The reduction's combine step (one atomic update under the team lock). Estimate.
@@ -699,13 +709,15 @@ fn stream_per_thread_kib(vcpus: u32, p: &StreamParams) -> u32 {
 }
 
 /// One pass over a thread's slice: the part its core's LLC share holds at `ns_per_kib`, the
-/// rest at memory speed.
+/// rest at memory speed. Each thread marks the end of every pass (`pass`, before the
+/// barrier), so the team's pass k ends at round k of that mark (its slowest thread): STREAM's
+/// per-kernel timing (below, `metrics`).
 pub fn stream(vcpus: u32, p: &StreamParams, tag: &str, mem: &MemoryModel) -> Vec<ThreadGroupSpec> {
     let threads = stream_threads(vcpus, p);
     let per_thread_kib = stream_per_thread_kib(vcpus, p);
     let cached = per_thread_kib.min(mem.llc_share_kib);
     let us = (cached as f64 * p.ns_per_kib + (per_thread_kib - cached) as f64 * mem.mem_ns_per_kib) / 1000.0;
-    let mut body = vec![compute(DurationUs::fixed(us), 1.0)];
+    let mut body = vec![compute(DurationUs::fixed(us), 1.0), mark(tag, "pass")];
     if p.barrier {
         body.push(OpSpec::Barrier { barrier: format!("{tag}.barrier"), parties: threads, spin_us: p.barrier_spin_us });
     }
@@ -848,6 +860,31 @@ pub fn metrics(vcpus: u32, w: &crate::scenario::WorkloadSpec, tag: &str, marks: 
             out.insert("elapsed_ns".into(), (end.last_ns - start.first_ns) as f64);
             out.insert("bandwidth_bytes_per_s_per_thread".into(), bytes / per_thread_s.max(1e-12));
             out.insert("bandwidth_bytes_per_s".into(), bytes * threads as f64 / all_s.max(1e-12));
+            // STREAM's own figure (McCalpin stream.c): each kernel is a `parallel for` the master
+            // times from before the region to after its join, NTIMES times, and "Best Rate
+            // MB/s" is bytes / the minimum time, the first iteration skipped ("note -- skip
+            // first iteration"). Here the team's pass k runs from the end of pass k-1 (the
+            // barrier releases the team when its last thread arrives) to the end of pass k by
+            // its slowest thread: round k of the `pass` mark minus round k-1. The run is cut
+            // into executions of `ntimes` passes (one execution without it; a last, shorter
+            // one is left out); each execution's best rate is the team's bytes per pass over
+            // its fastest pass after its first, and `best_rate_bytes_per_s` is their mean
+            // (the seed averages the figure over runs of the benchmark).
+            let rounds = get("pass")?.round_last_ns();
+            let n = p.ntimes.map_or(rounds.len(), |n| n as usize).max(2);
+            let bests: Vec<u64> = rounds
+                .chunks_exact(n)
+                .map(|ex| ex.windows(2).map(|w| w[1] - w[0]).min().unwrap_or(0))
+                .collect();
+            if !bests.is_empty() {
+                let pass_bytes = stream_per_thread_kib(vcpus, p) as f64 * 1024.0;
+                let rate = |ns: u64| pass_bytes / (ns as f64 / 1e9).max(1e-12);
+                let mean_rate = bests.iter().map(|&ns| rate(ns)).sum::<f64>() / bests.len() as f64;
+                out.insert("executions".into(), bests.len() as f64);
+                out.insert("best_pass_ns".into(), *bests.iter().min().unwrap() as f64);
+                out.insert("best_rate_bytes_per_s".into(), mean_rate * threads as f64);
+                out.insert("best_rate_bytes_per_s_per_thread".into(), mean_rate);
+            }
         }
         WorkloadSpec::Epcc(p) => {
             let threads = epcc_threads(vcpus, p) as u64;
@@ -890,7 +927,7 @@ pub fn catalog() -> Vec<(&'static str, &'static str, &'static str)> {
         ("rambench", "memory-bound list/array traversal, NUMA-sensitive", "seed 004 §7.2"),
         ("kbuild", "make -jN: many short-lived compiler processes", "seed 004 §7.2"),
         ("server", "SPECvirt-like server VM (web, mail, app, db, infra, idle): open-loop Poisson requests, interrupt-driven I/O, response times", "seed 001 §2.3, §3"),
-        ("stream", "STREAM-like array kernels (LLC-aware pass time), optional barrier per iteration; bandwidth per thread", "seed 003 §2.3, §5; McCalpin STREAM"),
+        ("stream", "STREAM-like array kernels (LLC-aware pass time), optional barrier per iteration; stream.c best rate and bandwidth per thread", "seed 003 §2.3, §5; McCalpin STREAM"),
         ("epcc", "EPCC OpenMP syncbench: barrier / reduction / critical loops vs a serial reference; overhead per construct", "seed 003 §5; EPCC syncbench.c; libgomp team.c"),
         ("imb", "IMB Sendrecv / Exchange in a ring of single-threaded ranks over sockets; throughput MB/s", "seed 003 §5; Intel MPI Benchmarks user guide"),
         ("custom", "thread groups with programs in the op language", "docs/scenarios.md"),

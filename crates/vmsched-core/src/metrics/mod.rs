@@ -8,6 +8,8 @@
 pub mod idle_wait;
 pub mod results;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::engine::Ns;
@@ -53,6 +55,12 @@ impl TimeBuckets {
 }
 
 /// Passes of guest threads through one `mark` op name of a VM.
+///
+/// Besides the first, last and mean passage, a mark keeps its *rounds*: round k (from 0) is
+/// every thread's (k+1)-th passage, and `round_last_ns[k]` the latest of them. A mark at the
+/// end of a loop body thus gives, per pass of a team, the time the slowest member finished it
+/// (a benchmark's wall time per pass: `metrics` uses it for STREAM's best rate). Memory: one
+/// `Ns` per round and one counter per thread that passed the mark.
 #[derive(Debug, Clone, Default)]
 pub struct MarkStat {
     pub name: String,
@@ -60,16 +68,28 @@ pub struct MarkStat {
     pub first_ns: Ns,
     pub last_ns: Ns,
     pub sum_ns: u128,
+    /// Passages so far, by guest thread id.
+    passes_by_thread: BTreeMap<usize, u64>,
+    /// The latest passage of each round (see the type's comment).
+    round_last_ns: Vec<Ns>,
 }
 
 impl MarkStat {
-    pub fn record(&mut self, now: Ns) {
+    /// Guest thread `thread` passes the mark at `now`.
+    pub fn record(&mut self, now: Ns, thread: usize) {
         if self.count == 0 {
             self.first_ns = now;
         }
         self.count += 1;
         self.last_ns = now;
         self.sum_ns += now as u128;
+        let passes = self.passes_by_thread.entry(thread).or_insert(0);
+        let round = *passes as usize;
+        *passes += 1;
+        match self.round_last_ns.get_mut(round) {
+            Some(last) => *last = (*last).max(now),
+            None => self.round_last_ns.push(now),
+        }
     }
     pub fn mean_ns(&self) -> f64 {
         if self.count == 0 {
@@ -77,6 +97,10 @@ impl MarkStat {
         } else {
             self.sum_ns as f64 / self.count as f64
         }
+    }
+    /// The latest passage of each round, in round order.
+    pub fn round_last_ns(&self) -> &[Ns] {
+        &self.round_last_ns
     }
 }
 
@@ -200,6 +224,19 @@ mod tests {
         assert_eq!(h.count(), 5);
         assert_eq!(h.quantile(0.5), 3);
         assert_eq!(h.quantile(1.0), 1000);
+    }
+
+    #[test]
+    fn a_marks_round_ends_at_its_slowest_thread_whatever_the_order_of_passages() {
+        let mut m = MarkStat::default();
+        // Two threads: thread 7 passes at 10 and 30, thread 3 at 25 and 26 (its second pass
+        // comes before thread 7's second). Round 0 = {10, 25} ends at 25, round 1 = {30, 26}
+        // at 30; a third pass of thread 3 opens round 2 alone.
+        for (now, t) in [(10, 7), (25, 3), (26, 3), (30, 7), (40, 3)] {
+            m.record(now, t);
+        }
+        assert_eq!(m.round_last_ns(), &[25, 30, 40]);
+        assert_eq!((m.count, m.first_ns, m.last_ns), (5, 10, 40));
     }
 
     #[test]

@@ -682,6 +682,12 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             }
             check_count(&format!("{wp}.iterations"), st.iterations, "iterations")?;
             check_us(&format!("{wp}.barrier_spin_us"), st.barrier_spin_us)?;
+            if let Some(n) = st.ntimes {
+                // stream.c: "the minimum value for NTIMES is 2" (the first pass is not counted).
+                if n < 2 || n > st.iterations {
+                    return err(format!("{wp}.ntimes"), format!("must be between 2 and iterations ({}), got {n}", st.iterations));
+                }
+            }
             if st.barrier {
                 objs.builtin_barrier(format!("{wp}.threads"), format!("{tag}.barrier"), n.min(u32::MAX as u64) as u32)?;
             }
@@ -1863,6 +1869,12 @@ threads = 2
     #[test]
     fn stream_zero_iterations_names_the_field() {
         assert_path(&builtin("kind = \"stream\"\niterations = 0"), "vms[0].workloads[0].iterations");
+    }
+
+    #[test]
+    fn stream_ntimes_below_two_or_above_iterations_names_the_field() {
+        assert_path(&builtin("kind = \"stream\"\nntimes = 1"), "vms[0].workloads[0].ntimes");
+        assert_path(&builtin("kind = \"stream\"\niterations = 5\nntimes = 6"), "vms[0].workloads[0].ntimes");
     }
 
     #[test]

@@ -1,0 +1,138 @@
+"""Seed 003 (DP-Scheduling) reproductions: the seed's averaging (§5.3: many repetitions, "the
+average value except for some few abnormal points"), STREAM's team barrier (stream.c's `omp
+parallel for` ends in one) and STREAM's own figure, the best rate."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import vmsched
+from vmsched.reproduce import dp
+from vmsched.reproduce.core import mean_over_seeds, trimmed_mean
+
+
+def test_trimmed_mean_drops_the_few_abnormal_points_at_each_end():
+    xs = [5.0, 1.0, 2.0, 3.0, 4.0, 6.0, 7.0, 8.0, 9.0, 1000.0]
+    # 10 values, 10 %: floor(1.0) = 1 dropped at each end (1 and 1000): mean of 2..9 = 5.5,
+    # where the plain mean is (45 + 1000) / 10 = 104.5.
+    assert trimmed_mean(xs, 0.1) == 5.5
+    assert trimmed_mean(xs) == 104.5
+    # 9 values: floor(0.9) = 0, nothing dropped.
+    assert trimmed_mean(xs[:9], 0.1) == 5.0
+    # 20 values: 2 dropped at each end, so two abnormal points on one side both go.
+    twenty = [10.0] * 18 + [0.0, 0.0]
+    assert trimmed_mean(twenty, 0.1) == 10.0
+
+
+def test_trimmed_mean_keeps_nan_and_rejects_bad_fractions():
+    assert math.isnan(trimmed_mean([1.0, float("nan"), 3.0], 0.1))
+    with pytest.raises(ValueError, match="trim_fraction"):
+        trimmed_mean([1.0, 2.0], 0.5)
+    with pytest.raises(ValueError, match="no values"):
+        trimmed_mean([], 0.1)
+
+
+def test_mean_over_seeds_trims_when_asked_and_is_the_plain_mean_by_default():
+    r = {f"x@{s}": v for s, v in zip(range(1, 11), [1, 2, 3, 4, 5, 6, 7, 8, 9, 100])}
+
+    def value(results, label):
+        return float(results[label])
+
+    assert mean_over_seeds(range(1, 11))(value)(r, "x") == 14.5  # (45 + 100) / 10
+    assert mean_over_seeds(range(1, 11), 0.1)(value)(r, "x") == 5.5  # 2..9
+
+
+class _Run:
+    """A finished run's summary with only what dp's measures read."""
+
+    def __init__(self, key: str, value: float, **more: float):
+        self.summary = {"vms": [{"finished": True, "bench": {"w0": {key: value, **more}}}]}
+
+
+def test_dp_runs_every_case_over_the_seeds_of_its_mode():
+    for quick in (False, True):
+        seeds = dp.SEEDS[quick]
+        for runs, cases in ((dp._stream_runs(quick), len(dp.STREAM_KIB[quick]) * 2),
+                            (dp._epcc_runs(quick), len(dp.EPCC_THREADS[quick]) * 3 * 2),
+                            (dp._imb_runs(quick), len(dp.IMB_BYTES[quick]) * 2 * 2)):
+            assert len(runs) == cases * len(seeds)
+            assert sorted({r.seed for r in runs}) == list(seeds)
+            assert all(r.label.endswith(f"@{r.seed}") for r in runs)
+    # §5.3's "at least 1000 times": far more repetitions than the earlier 1 to 3 seeds.
+    assert len(dp.SEEDS[False]) >= 16
+
+
+def test_dp_stream_ratio_drops_an_abnormal_run_for_both_schedulers():
+    key = "best_rate_bytes_per_s"
+    seeds = range(1, 11)
+    r = {}
+    for seed in seeds:
+        r[f"credit-1024kib@{seed}"] = _Run(key, 80e9, bandwidth_bytes_per_s_per_thread=5e9)
+        # DP 88 GB/s except one abnormal run at 0.8 GB/s (10 runs: 1 dropped at each end).
+        r[f"dp-1024kib@{seed}"] = _Run(key, 0.8e9 if seed == 3 else 88e9,
+                                       bandwidth_bytes_per_s_per_thread=4e9)
+    q = dp._stream_measure(r)
+    # Trimmed: DP's 0.8 and one 88 GB/s go, credit's two ends are both 80: 88 / 80 = 1.1. The
+    # plain mean would give (9 x 88 + 0.8) / 10 / 80 = 0.991.
+    assert q["dp_over_credit_1024kib"] == pytest.approx(1.1)
+    assert q["credit_1024kib_best_gbs"] == pytest.approx(80.0)
+    # The claims read the best rate, not the run mean listed beside it (4 / 5 = 0.8).
+    assert q["dp_over_credit_mean_1024kib"] == pytest.approx(0.8)
+    assert q["gap_smallest"] == pytest.approx(1.1)
+
+
+def test_dp_epcc_averages_whole_suite_runs():
+    seeds = range(1, 11)
+    r = {}
+    for seed in seeds:
+        for s in dp.SCHEDULERS:
+            for c in dp.EPCC_CONSTRUCTS:
+                # One abnormal credit suite run (seed 5): its barrier loop takes 1 s.
+                ns = 1e9 if (s, c, seed) == ("credit", "barrier", 5) else (2e6 if s == "credit" else 1e6)
+                r[f"{s}-{c}-8t@{seed}"] = _Run("test_ns", ns)
+    q = dp._epcc_measure(r)
+    # Each suite run is the three constructs added: credit 6 ms (the abnormal one 1004 ms,
+    # dropped with one 6 ms run), DP 3 ms.
+    assert q["credit_8t_ms"] == pytest.approx(6.0)
+    assert q["gap_8t_ms"] == pytest.approx(3.0)
+
+
+def test_dp_stream_team_meets_at_the_barrier_ending_each_parallel_for():
+    # stream.c runs every kernel as `#pragma omp parallel for`, which ends in an implicit
+    # barrier (libgomp's team barrier): the library scenario keeps one after each pass.
+    d = dp.stream_scenario(1024, True, "credit")
+    assert d["vms"][0]["workloads"][0]["barrier"] is True
+    # stream.c's NTIMES default: each execution times 10 passes and reports the best after
+    # the first.
+    assert d["vms"][0]["workloads"][0]["ntimes"] == 10
+    d["duration_ms"] = 2000
+    # 2000 passes (about 40 ms undisturbed) beside the competing VM, so threads are preempted
+    # unevenly and the others wait for them at the barrier.
+    d["vms"][0]["workloads"][0]["iterations"] = 2000
+    vm = vmsched.run(d, seed=1).summary["vms"][0]
+    assert vm["finished"]
+    assert vm["guest_ns"]["barrier_spin"] > 0
+    # The figure dp reports: the team's best pass is at least an undisturbed one (3 x 1024 /
+    # 8 = 384 KiB at 50 ns/KiB = 19.2 us), so the best rate is at most 8 x 384 KiB / 19.2 us.
+    w0 = vm["bench"]["w0"]
+    assert w0["executions"] == 2000 / 10
+    assert w0["best_pass_ns"] >= 19_200
+    assert w0["best_rate_bytes_per_s"] <= 8 * 384 * 1024 / 19.2e-6 * (1 + 1e-12)
+
+
+def test_dp_openmp_spins_are_libgomp_4_4_0s_default_at_the_seeds_clock():
+    # The seed's guest, CentOS 5.4 (§5.1), ships libgomp-4.4.0-6.el5 (RHEL 5.4 media, beside
+    # gcc-4.1.2-46.el5). gcc 4.4's libgomp/env.c, OMP_WAIT_POLICY and GOMP_SPINCOUNT unset:
+    # gomp_spin_count_var = 20,000,000 (300,000 only from gcc r167371, Dec 2010); wait.h's
+    # do_wait spins that many times before futex_wait, in the barrier and in the mutex
+    # (critical, the reduction's lock) alike. One spin is about 15.5 cycles before Skylake
+    # (hv/perfcounters.rs), at the seed's 2.0 GHz: 20e6 x 15.5 / 2.0e9 s = 0.155 s = 155,000 us.
+    spin_us = 20_000_000 * 15.5 / 2.0e9 * 1e6
+    stream = dp.stream_scenario(1024, True, "credit")
+    assert stream["host"]["cpu_ghz"] == 2.0
+    assert stream["vms"][0]["workloads"][0]["barrier_spin_us"] == pytest.approx(spin_us)
+    epcc = dp.epcc_scenario(8, "critical", "credit")
+    assert epcc["host"]["cpu_ghz"] == 2.0
+    assert epcc["vms"][0]["workloads"][0]["spin_us"] == pytest.approx(spin_us)
