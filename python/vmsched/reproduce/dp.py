@@ -29,15 +29,15 @@ text and the sources, not on results):
   non-synchronization" (and its summary, "STREAM is a typical example of asynchronous
   multi-thread, Openmp test suite has authority in high synchronization") sets STREAM's
   threads, which share no data and take no locks, against EPCC's critical sections, locks
-  and barrier loops; it does not say the loop's barrier is absent. (Session 11's dp11 turned
-  the barrier off on that sentence; session 12 restored it on the source.) The barrier's spin
+  and barrier loops; it does not say the loop's barrier is absent. (Session 11's first step turned
+  the barrier off on that sentence; session 11, step 2 restored it on the source.) The barrier's spin
   (and EPCC's, in its barrier and locks) is libgomp's as the seed's CentOS 5.4 guest (§5.1)
-  ran it (session 13): RHEL/CentOS 5.4 ship ``libgomp-4.4.0-6.el5`` beside
+  ran it (session 11, step 3): RHEL/CentOS 5.4 ship ``libgomp-4.4.0-6.el5`` beside
   ``gcc-4.1.2-46.el5``, and gcc 4.4's ``libgomp/env.c`` spins 20,000,000 times with
   ``OMP_WAIT_POLICY`` and ``GOMP_SPINCOUNT`` unset (300,000 only from gcc r167371, Dec 2010)
   in ``config/linux/wait.h`` ``do_wait`` before its futex wait, in the barrier and the mutex
   alike: 20e6 x 15.5 cycles / 2.0 GHz = 155 ms (``barrier_spin_us`` and ``spin_us`` =
-  155000 in the library scenarios; docs/policies.md ## dp). Until session 12 the workloads'
+  155000 in the library scenarios; docs/policies.md ## dp). Until session 11's step 2 the workloads'
   unsourced defaults (200 and 300 us). With it the team's waiting threads keep their vCPUs
   runnable, and under credit a STREAM run at 1 MiB takes 18.8-50.7 s of simulated time (0.47 s
   before), so ``STREAM_DURATION_MS`` is 120 s, long enough for every run to finish (a run
@@ -55,7 +55,7 @@ text and the sources, not on results):
   stream.c's four kernels per iteration are not told apart, and an execution's start-up
   (thread creation, array initialisation, the timer check) is not run between executions;
   a best over a whole 4000-pass run (one "execution") always found an undisturbed pass, DP
-  = credit exactly (measured, session 12), which is not what stream.c's 9 timings see;
+  = credit exactly (measured, session 11, step 2), which is not what stream.c's 9 timings see;
 * IMB's ranks block on every message (the workload's channel ``Get``): the seed's
   "mpich2-1.0" (§5.2) defaults to the ch3:sock channel (MPICH2 CVS
   ``src/mpid/ch3/mpich2prereq``: ``device_args=sock`` when none is given; README of 1.0.6:
@@ -73,7 +73,7 @@ the same under both at every thread count (6.2, 9.6, 13.2, 14.6 ms at 2-8 thread
 run pairs identical, no thread ever blocks so DP never assesses one); IMB Sendrecv 1.00,
 1.00, 0.99 at 1, 16, 128 KiB, Exchange 1.00, 1.00, 0.98. Three of the seven claims hold,
 STREAM's three (quick mode the same three); the reasons for the rest are in
-``expected.GAPS``. (Session 12, with the unsourced 200 / 300 us spins: STREAM 1.07, 1.11,
+``expected.GAPS``. (Session 11, step 2, with the unsourced 200 / 300 us spins: STREAM 1.07, 1.11,
 1.08, 0.96, 1.03, 1.11, EPCC 8 threads 503 vs 805 ms; STREAM's first and EPCC's two held.)
 
 Leaves out: Figure 1 (L2 misses native vs virtualised; the model has no native mode); Dom0.
