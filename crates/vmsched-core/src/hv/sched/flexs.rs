@@ -535,17 +535,12 @@ mod tests {
         let mut k = Kit::new(3, vms);
         f.set_seed(7);
         k.init(&mut f);
-        k.vcpus[0].last_pcpu = 0;
-        k.wake(&mut f, 0);
-        k.vcpus[3].last_pcpu = 1;
-        k.wake(&mut f, 3);
-        k.vcpus[4].last_pcpu = 2;
-        k.wake(&mut f, 4);
-        k.vcpus[1].last_pcpu = 1;
-        k.wake(&mut f, 1);
+        k.wake_on(&mut f, 0, 0);
+        k.wake_on(&mut f, 3, 1);
+        k.wake_on(&mut f, 4, 2);
+        k.wake_on(&mut f, 1, 1);
         k.now = 5 * NS_PER_MS;
-        k.vcpus[2].last_pcpu = 2;
-        k.wake(&mut f, 2);
+        k.wake_on(&mut f, 2, 2);
         assert_eq!(k.pcpu_cur, vec![Some(0), Some(3), Some(4)]);
         assert_eq!((f.credit.queued_on(1), f.credit.queued_on(2)), (Some(1), Some(2)));
         (k, f)
@@ -698,8 +693,7 @@ mod tests {
     /// sample at 10 ms.
     fn spinner_without_candidate(f: FlexS) -> (Kit, FlexS) {
         let (mut k, mut f) = rig_with(&[3, 3], f);
-        k.vcpus[5].last_pcpu = 0;
-        k.wake(&mut f, 5);
+        k.wake_on(&mut f, 5, 0);
         assert_eq!((k.pcpu_cur[0], f.credit.queued_on(5)), (Some(0), Some(0)));
         k.affinity[1] = Some(vec![1]);
         k.affinity[2] = Some(vec![2]);
@@ -744,8 +738,7 @@ mod tests {
         k.vcpus[0].pmu = SPIN_10MS;
         k.with(|view| f.sample(view));
         assert_eq!((f.stats().detections, k.pending_tickles()), (1, vec![0]));
-        k.vcpus[5].last_pcpu = 0;
-        k.wake(&mut f, 5);
+        k.wake_on(&mut f, 5, 0);
         assert_eq!(k.pcpu_cur[0], Some(5), "the woken BOOST unit preempts the spinner");
         assert_eq!(f.stats().switches, 0);
         assert_eq!(f.credit.queued_on(0), Some(0));
@@ -766,16 +759,12 @@ mod tests {
         let mut f = flexs();
         f.set_seed(7);
         k.init(&mut f);
-        k.vcpus[0].last_pcpu = 0;
-        k.wake(&mut f, 0);
-        k.vcpus[4].last_pcpu = 1;
-        k.wake(&mut f, 4);
+        k.wake_on(&mut f, 0, 0);
+        k.wake_on(&mut f, 4, 1);
         k.affinity[1] = Some(vec![0, 1]);
-        k.vcpus[1].last_pcpu = 1;
-        k.wake(&mut f, 1);
+        k.wake_on(&mut f, 1, 1);
         k.affinity[3] = Some(vec![0]);
-        k.vcpus[3].last_pcpu = 0;
-        k.wake(&mut f, 3);
+        k.wake_on(&mut f, 3, 0);
         assert_eq!(k.pcpu_cur, vec![Some(0), Some(4), None]);
         assert_eq!((f.credit.queued_on(3), f.credit.queued_on(1)), (Some(0), Some(1)));
         k.advance(&mut f, 10 * NS_PER_MS);

@@ -84,6 +84,12 @@ impl Kit {
         self.serve(s);
     }
 
+    /// Wake a halted vCPU that last ran on pCPU `p` (where credit-like policies queue it).
+    pub fn wake_on(&mut self, s: &mut dyn HvScheduler, v: VcpuId, p: PcpuId) {
+        self.vcpus[v].last_pcpu = p;
+        self.wake(s, v);
+    }
+
     /// Several halted vCPUs become runnable at the same instant (e.g. one broadcast IPI):
     /// all are runnable before the policy hears of the first.
     pub fn wake_all(&mut self, s: &mut dyn HvScheduler, vs: &[VcpuId]) {
