@@ -136,3 +136,21 @@ def test_dp_openmp_spins_are_libgomp_4_4_0s_default_at_the_seeds_clock():
     epcc = dp.epcc_scenario(8, "critical", "credit")
     assert epcc["host"]["cpu_ghz"] == 2.0
     assert epcc["vms"][0]["workloads"][0]["spin_us"] == pytest.approx(spin_us)
+
+
+def test_dp_epcc_runs_each_construct_as_long_as_syncbench_2_0():
+    # EPCC OpenMP MicroBenchmark Suite 2.0, syncbench.c: every test loops
+    # `for (k=0; k<=OUTERREPS; k++)` with OUTERREPS 20, i.e. 21 timed runs, and main fixes
+    # innerreps: 1000 for testbar and testred, 100000 for testcrit (innerreps/nthreads per
+    # thread, 100000 for the team). So 21 x 1000 = 21,000 barriers and reduction regions and
+    # 21 x 100,000 = 2,100,000 critical sections, whatever the thread count.
+    expected = {"barrier": 21_000, "reduction": 21_000, "critical": 2_100_000}
+    for construct, constructs in expected.items():
+        for threads in dp.EPCC_THREADS[False]:
+            w = dp.epcc_scenario(threads, construct, "credit")["vms"][0]["workloads"][0]
+            assert w["innerreps"] == constructs
+    # The shortest, 21,000 barriers with a 1 us delay each (21 ms of delay alone, more with
+    # the barrier), outlasts the 2000 the model ran until session 11's step 4 (2 ms of delay)
+    # tenfold; the critical loop's delays alone take 2.1 s, 70 credit slices of 30 ms.
+    delay_us = dp.epcc_scenario(8, "critical")["vms"][0]["workloads"][0]["delay_us"]
+    assert expected["critical"] * delay_us / 1000 / 30 == pytest.approx(70)

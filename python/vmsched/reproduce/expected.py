@@ -428,26 +428,6 @@ GAPS: dict[str, dict[str, str]] = {
             "modelled; the headline stays on the cited work's host for that textual reason alone"
     },
     # -- seed 003: DP-Scheduling ----------------------------------------------------------------
-    "dp-epcc": {
-        "DP runs the suite faster than credit with as many threads as vCPUs":
-            "model result (session 11, step 3): with libgomp 4.4.0's spin (the seed's CentOS 5.4 ships "
-            "libgomp-4.4.0-6.el5; env.c: 20,000,000 spins with OMP_WAIT_POLICY unset, 155 ms at "
-            "2.0 GHz, docs/policies.md ## dp) no EPCC thread ever sleeps in a barrier or lock: "
-            "every wait ends within the spin. DP assesses a vCPU's affinity at guest task "
-            "switches (guest_pick -> ac_switch_in), and a spinning thread never switches, so DP "
-            "pins nothing and all 192 run pairs of the full sweep (4 thread counts x 3 "
-            "constructs x 16 seeds) are identical under credit and DP: suite 6.2, 9.6, 13.2, "
-            "14.6 ms at 2, 4, 6, 8 threads for both (barrier 4.0 ms and reduction 4.2-4.8 ms "
-            "with no migration at all; critical 4.0-21.5 ms with up to 5). The model's timed "
-            "loops (2000 constructs, 1 us delay, each construct a separate run) end within "
-            "about two credit ticks; EPCC's own syncbench repeats each test (outer "
-            "repetitions) for far longer, which the model does not run. Until session 11's step 2 "
-            "(unsourced 300 us spin, threads slept and woke) DP was ahead: 503 vs 805 ms",
-        "the gap grows with the number of threads":
-            "model result (session 11, step 3): the gap is 0 at every thread count (2-8), a tie, for "
-            "the reason given for 'DP runs the suite faster than credit with as many threads "
-            "as vCPUs' (libgomp 4.4.0's 155 ms spin: no thread sleeps, DP never assesses one)",
-    },
     "dp-imb": {
         "Sendrecv: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
             "model result, under the seed's Xen 3.4.3 credit and DP read literally (docs/policies.md "
