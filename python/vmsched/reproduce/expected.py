@@ -179,7 +179,7 @@ GAPS: dict[str, dict[str, str]] = {
             "guest CPU time; the seed's dedup, whose 2VM spin share the fit matches (14 %, seed 15 %), "
             "falls to 4 %. Its locks must be less contended at 6 vCPUs than the model's two, which "
             "carry all of dedup's kernel work (§4.2: 'a large number of synchronization operations'). "
-            "Spread over Linux 3.13's locks (session 11, branch fc11-split: a page-table lock per "
+            "Spread over Linux 3.13's locks (session 11, not adopted: a page-table lock per "
             "page, the zones' zone->lock and lru_lock per batch) it falls to 4.4 %, but then the 2VM "
             "spin share, a baseline, is 4.5 % (seed 15 %; calibration.toml, session 11 record)",
     },
@@ -239,7 +239,7 @@ GAPS: dict[str, dict[str, str]] = {
             "ballooned 24 % of guest CPU time spinning), and each waiter exits every ~3 µs (fixed "
             "4096-cycle window). The seed's dedup (98 % fewer PLE exits) spreads its kernel work "
             "over more locks: spread over Linux 3.13's split page-table locks and the zones' "
-            "zone->lock and lru_lock (session 11, branch fc11-split) the model's falls from 2,048 to "
+            "zone->lock and lru_lock (session 11, not adopted) the model's falls from 2,048 to "
             "0.016 kHz, but no such form refits Fig. 2's 2VM spin share (15 %) with its IPI share "
             "(best 4.5 % at 54 %; calibration.toml, flexcore, session 11 record), so the two-lock "
             "fit stays",

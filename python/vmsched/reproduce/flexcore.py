@@ -104,7 +104,7 @@ BARRIER_SPIN_US = 50.0
 #: ensure exclusive access to the process' address space") and the disk I/O path ("read and
 #: write massive amounts of disk data, which involves a large number of synchronization
 #: operations"); its sections alternate between them.
-#: Session 11 (NOT adopted; calibration.toml, flexcore, session 11 record; branch fc11-split)
+#: Session 11 (NOT adopted; calibration.toml, flexcore, session 11 record, which describes the form in full; its code was not kept)
 #: built dedup's kernel locks from Linux 3.13's sources instead, before any run: per page
 #: faulted in and freed, a section on the page's page-table lock (split pte locks, one per
 #: page-table page, NR_CPUS >= CONFIG_SPLIT_PTLOCK_CPUS = 4; glibc's per-thread arenas give
