@@ -94,6 +94,9 @@ SEED: dict[str, dict[str, Seed]] = {
         "context_switches_per_pcpu_s": Seed(26551, f"{S001} Table 1, Sched: context switches"),
         "switches_per_sched_call": Seed(26551 / 29819, f"{S001} Table 1, 26,551 / 29,819"),
         "hv_pct": Seed(26.23, f"{S001} Table 1, hypervisor CPU utilisation, total"),
+        "hv_ext_intr_pct": Seed(12, f"{S001} §4.2 and Figure 9: 'External Interrupt' VMExit, 'more than 12%' of the CPU cycles"),
+        "hv_apic_access_pct": Seed(4.78, f"{S001} §4.2 and Figure 9: 'APIC Access' VMExit"),
+        "hv_hlt_pct": Seed(3.73, f"{S001} §4.2 and Figure 9: 'HLT' VMExit"),
         "context_switch_cpu_pct": Seed(7.28, f"{S001} Table 1, hypervisor CPU utilisation, context switches"),
         "busy_pct": Seed(92, f"{S001} §6 and Figure 16: 92 % at peak (9 tiles), original"),
         "cause_ext_intr_pct": Seed(65, f"{S001} Figure 12 and §5.1: 'External Interrupt' VMExit"),
@@ -260,24 +263,6 @@ GAPS: dict[str, dict[str, str]] = {
             "after ballooning the model's swaptions waits only on native contention of 6 µs sections, "
             "which seldom outlasts the 2.2 µs window; the seed's 'approximately 10 kHz' needs longer "
             "native waits",
-    },
-    "csrc-table1-fig12": {
-        "hv_pct": "the model's hypervisor time is fixed costs per event. By the VM exit the seed "
-                  "charges it to (Figure 9), at the fitted peak (the reproduction's total is the mean of seeds 1-8: 10.1 % after the session 8 refit for the two-level cache and after session 10's, 10.2 before; "
-                  "the per-exit figures below are the mean of seeds 1-4 measured at the fit before "
-                  "wake = xen41 took 4.1's tick rule, which moved the total from 10.4 to 10.5 %): "
-                  "external interrupts 7.5 % in the model (72 % of the world switches, 1.5 µs per exit at 9,100/s/pCPU, the 1 µs "
-                  "tasklet at 10,300 interrupts/s/pCPU) vs the seed's 12 %; HLT 2.6 % (24 % of "
-                  "the switches, 1.2 µs per exit at 6,600/s/pCPU) vs 3.73 %; APIC access 0 vs "
-                  "4.78 %; I/O instructions 0 vs 2.94 %. The APIC-access exits are real (without "
-                  "APICv every virtual interrupt's EOI write exits: about 12,200/s/pCPU here, "
-                  "device interrupts and vIPIs), but they would need 3.9 µs each to reach "
-                  "4.78 %, and no seed gives that cost: the only sourced exit cost, a bare round "
-                  "trip of 0.9 µs (seed 004 Table 1), would add 1.1 points; the rest is the "
-                  "emulation path ([30] in the seed shortens it, without a figure) and the CPI "
-                  "growth with the switch rate (Figures 7-8) that inflates every per-exit cost. "
-                  "The seed does not say which port I/O the guests do on its SR-IOV/iSCSI path, "
-                  "so the I/O-instruction exits have no count to model",
     },
     "csrc-table3-table4": {
         "sched_reduction_csrc_pct": "3.5 % (quick 2.4 %) against the seed's 0.38 %; the "

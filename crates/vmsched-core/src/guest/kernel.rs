@@ -824,6 +824,7 @@ impl World {
             moving.insert(0, t);
         }
         let mut irqs: Vec<IrqWork> = self.vcpus[v].irq.drain(..).collect();
+        self.vcpus[v].irq_head_eoi = false;
         irqs.append(&mut self.vcpus[v].pending_irq);
         self.vcpus[v].halt_pending = false;
         match self.vcpus[v].run {

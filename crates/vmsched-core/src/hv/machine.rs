@@ -18,8 +18,11 @@
 //! Also: virtual-IPI delivery modes and busy guest ticks (`hv::vipi`), KVM halt polling
 //! (`hv::halt_poll`) and a per-pCPU background load (`hv::background`) hook in here.
 //!
+//! - the guest's EOI write after each interrupt handler exits when the host has no APIC
+//!   virtualisation (`exit_apic_access_ns` > 0, `eoi_exit`; seed 001 §4.2 b).
+//!
 //! Leaves out: posted-interrupt hardware (every injection costs an exit),
-//! APICv/IPI virtualisation, exit handling while descheduled (an exit's cost is paid when the
+//! APICv/IPI virtualisation (beyond switching the EOI exit off), exit handling while descheduled (an exit's cost is paid when the
 //! vCPU next runs if it was descheduled at the exit).
 
 use crate::engine::Ns;
@@ -534,6 +537,24 @@ impl World {
         self.poll_mailbox(v);
     }
 
+    /// The guest acknowledges the interrupt whose handler has run at its local APIC: Linux
+    /// writes the EOI register for every interrupt its local APIC delivered (`ack_APIC_irq`:
+    /// an MSI's `handle_edge_irq` -> `ack_apic_edge`, `smp_reschedule_interrupt`,
+    /// `smp_call_function_interrupt`, `smp_apic_timer_interrupt`). Without APIC
+    /// virtualisation the write to the xAPIC page exits (`exit_apic_access_ns`; 0 = not
+    /// modelled, no exit). Linux acks at the handler's start; the model charges the exit at
+    /// its end, before the handler's effect (waking a thread, taking a request), so the effect
+    /// comes after both, as it does on the host. True if the exit was charged now: the vCPU
+    /// pays it, then the handler's effect runs at its next execution timer.
+    fn eoi_exit(&mut self, v: VcpuId) -> bool {
+        if self.costs.exit_apic_access_ns == 0 || self.vcpus[v].irq_head_eoi {
+            return false;
+        }
+        self.vcpus[v].irq_head_eoi = true;
+        self.charge_exit(v, ExitReason::ApicAccess);
+        true
+    }
+
     /// Deliver a virtual interrupt to vCPU `v`.
     pub(crate) fn deliver_irq(&mut self, v: VcpuId, work: IrqWork) {
         match self.vcpus[v].run {
@@ -590,7 +611,11 @@ impl World {
             return;
         }
         while self.vcpus[v].irq.front().map_or(false, |w| w.left_ns == 0) {
+            if self.eoi_exit(v) {
+                return;
+            }
             let w = self.vcpus[v].irq.pop_front().unwrap();
+            self.vcpus[v].irq_head_eoi = false;
             self.irq_done(v, w);
             if self.vcpus[v].running_on().is_none() {
                 return;
@@ -679,6 +704,58 @@ pub fn shrink_window(val: u64, base: u64, shrink: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{NS_PER_MS, NS_PER_US};
+    use crate::scenario::from_toml_str;
+    use crate::sim::{Overrides, Simulation};
+
+    /// One pass-through device interrupt to a running 1-vCPU hog (softirq tasklets: no
+    /// switch) on a host whose EOI write costs `eoi_ns`. Returns the vCPU's APIC-access exits
+    /// and the pCPU's hypervisor time (paid or owed) over the interrupt.
+    fn one_interrupt_eoi(eoi_ns: u64) -> (u64, u64) {
+        let text = format!(
+            r#"
+duration_ms = 10
+[host]
+cores_per_socket = 1
+[host.costs]
+exit_apic_access_ns = {eoi_ns}
+[hypervisor]
+params = {{ tasklet = "softirq", ratelimit_us = 0 }}
+[[vms]]
+vcpus = 1
+io_path = "passthrough"
+workloads = [{{ kind = "hog" }}]
+"#
+        );
+        let sc = from_toml_str(&text).expect("scenario parses");
+        let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+        s.run_until(NS_PER_MS).unwrap();
+        let (exits0, hv0) = {
+            let w = s.world();
+            assert_eq!(w.vcpus[0].run, RunState::Running(0), "the hog runs");
+            let before = (w.vcpus[0].exits[ExitReason::ApicAccess.index()], w.pcpus[0].hv_ns + w.vcpus[0].hv_debt_ns);
+            let now = w.now();
+            w.device_interrupt(0, IrqWork { left_ns: 1000, action: IrqAction::Nothing, sent_at: now });
+            before
+        };
+        s.run_until(NS_PER_MS + 200 * NS_PER_US).unwrap();
+        let w = s.world();
+        assert!(w.vcpus[0].irq.is_empty(), "the handler has run");
+        (w.vcpus[0].exits[ExitReason::ApicAccess.index()] - exits0, w.pcpus[0].hv_ns + w.vcpus[0].hv_debt_ns - hv0)
+    }
+
+    /// Without APIC virtualisation the guest's EOI write after the handler exits once per
+    /// interrupt, and the exit costs `exit_apic_access_ns` of hypervisor time on top of the
+    /// external-interrupt exit and the tasklet (the same interrupt with the cost 0: no EOI
+    /// exit, so the hypervisor time differs by exactly one exit's cost).
+    #[test]
+    fn a_handled_interrupt_costs_one_apic_access_exit_for_its_eoi_when_the_host_has_no_apicv() {
+        let (n0, hv0) = one_interrupt_eoi(0);
+        let (n, hv) = one_interrupt_eoi(3_000);
+        assert_eq!(n0, 0, "0 = not modelled: no exit");
+        assert_eq!(n, 1, "one EOI write per handled interrupt");
+        assert_eq!(hv, hv0 + 3_000, "the exit's cost, once");
+    }
 
     #[test]
     fn ple_window_grows_by_factor_and_resets_on_shrink_zero() {

@@ -158,7 +158,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         let mut t = TimeBuckets::default();
         let (mut halted, mut steal, mut cpu, mut mig, mut lhp, mut lwp) = (0, 0, 0, 0, 0, 0);
         let (mut polls, mut polls_ok) = (0, 0);
-        let mut exits = [0u64; 6];
+        let mut exits = [0u64; ExitReason::ALL.len()];
         let mut online = 0;
         for &v in &vm.vcpus {
             let vc = &w.vcpus[v];

@@ -90,6 +90,9 @@ pub struct Vcpu {
     /// Hypervisor time owed before the guest runs (world switch, exits).
     pub hv_debt_ns: Ns,
     pub irq: VecDeque<IrqWork>,
+    /// The guest has written the EOI of the head of `irq` (its APIC-access exit is charged,
+    /// `exit_apic_access_ns`); cleared when the head is popped.
+    pub irq_head_eoi: bool,
     /// Interrupts that arrived while descheduled; injected at the next dispatch.
     pub pending_irq: Vec<IrqWork>,
     pub refill_debt_ns: Ns,
@@ -125,7 +128,7 @@ pub struct Vcpu {
     pub halted_ns: Ns,
     pub dispatches: u64,
     pub migrations: u64,
-    pub exits: [u64; 6],
+    pub exits: [u64; ExitReason::ALL.len()],
     pub lhp: u64,
     pub lwp: u64,
     /// Affinity coefficient of the task last switched in (DP-Scheduling PI slot, seed 003 §3.3).
@@ -177,7 +180,8 @@ impl Vcpu {
             halted_ns: 0,
             dispatches: 0,
             migrations: 0,
-            exits: [0; 6],
+            exits: [0; ExitReason::ALL.len()],
+            irq_head_eoi: false,
             lhp: 0,
             lwp: 0,
             ac_pct: crate::guest::affinity::AC_INITIAL_PCT as u8,

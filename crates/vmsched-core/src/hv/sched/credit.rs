@@ -816,6 +816,9 @@ impl HvScheduler for Credit {
         // idle vCPU included.
         let switched = d.next != prev;
         self.causes.decided(p, why, prev.is_some(), switched);
+        if switched && why == Reason::Block && d.next.is_none() {
+            self.causes.block_to_idle();
+        }
         d
     }
 
