@@ -182,9 +182,13 @@ CSRC_PEAKS = (
     '(12,229 against 12,405). Full mode, seeds 1-8, means after the 500 ms warm-up '
     '(vmsched reproduce csrc-table1-fig12 csrc-table3-table4 csrc-fig15-17 -j 1). Before '
     'session 11 the peaks were 9.40 (CSRC) and 9.37 tiles, and CSRC saved 7.4 % of the '
-    "switches at them. Why CSRC's mail server answers slower than the original's since "
-    'the refit is not analysed; CSRC keeps a runnable vCPU while the switch rate is above'
-    ' its threshold (§5.3), which makes a woken vCPU wait')
+    "switches at them. CSRC's mail server is slower in every seed (0.565-0.579 ms at 9 "
+    "tiles; the original's 0.478-0.593): per mail request its vCPU migrates 1.15 times "
+    '(original 0.73, softirq tasklets 0.64), waits runnable 55 µs (44, 29) and uses 213 '
+    'µs of CPU (202, 197) with the refills after its moves (seeds 1-8, 9 tiles): the '
+    'woken vCPU CSRC leaves queued behind the one it keeps running is stolen by an idle '
+    "pCPU that 4.1's wake-up tickled (__runq_tickle, csched_runq_steal), the mechanism "
+    'session 10 measured (1.13 against 0.81 migrations per mail request then)')
 
 #: Why a quantity is out of tolerance, where the model is known to fall short.
 GAPS: dict[str, dict[str, str]] = {
