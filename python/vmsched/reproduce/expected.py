@@ -174,21 +174,25 @@ CSRC_PEAKS = (
     "tiles less load. CSRC's mail server now answers slower than the original's at the "
     "same load (0.519, 0.573, 0.638 ms at 8, 9, 10 tiles against the original's 0.539 at "
     "9, its QoS limit; softirq tasklets' 0.503, 0.506, 0.505), and it is the role that "
-    "crosses; softirq tasklets' first crossing is their web server's. Softirq tasklets' "
-    'switches and calls fall with the load above 8 tiles (switches 12,837, 12,307, 11,468'
-    ' /s/pCPU at 8, 9, 10 tiles: busier vCPUs block less), so at its later peak it makes '
-    'fewer than CSRC at its earlier one. At the same load (9 tiles) CSRC saves 7.9 % of '
-    'the switches (11,331 against 12,307 /s/pCPU) and 1.4 % of the scheduler calls '
-    '(12,229 against 12,405). Full mode, seeds 1-8, means after the 500 ms warm-up '
-    '(vmsched reproduce csrc-table1-fig12 csrc-table3-table4 csrc-fig15-17 -j 1). Before '
-    'session 11 the peaks were 9.40 (CSRC) and 9.37 tiles, and CSRC saved 7.4 % of the '
-    "switches at them. CSRC's mail server is slower in every seed (0.565-0.579 ms at 9 "
-    "tiles; the original's 0.478-0.593): per mail request its vCPU migrates 1.15 times "
-    '(original 0.73, softirq tasklets 0.64), waits runnable 55 µs (44, 29) and uses 213 '
-    'µs of CPU (202, 197) with the refills after its moves (seeds 1-8, 9 tiles): the '
-    'woken vCPU CSRC leaves queued behind the one it keeps running is stolen by an idle '
-    "pCPU that 4.1's wake-up tickled (__runq_tickle, csched_runq_steal), the mechanism "
-    'session 10 measured (1.13 against 0.81 migrations per mail request then)')
+    "crosses (not an accident of the fit point: at two neighbours in the fit's grid, "
+    "load/scale 1.165/0.385 and 1.16/0.385 with 7,100/4,480/3,950 ns, CSRC's mail answers"
+    " in 0.517 and 0.516 ms at 8 tiles, 0.568 and 0.569 at 9, against the original's "
+    "0.536 and 0.552; scratch runs, 3000 ms, seeds 1-8); softirq tasklets' first crossing"
+    " is their web server's. Softirq tasklets' switches and calls fall with the load "
+    'above 8 tiles (switches 12,837, 12,307, 11,468 /s/pCPU at 8, 9, 10 tiles: busier '
+    'vCPUs block less), so at its later peak it makes fewer than CSRC at its earlier one.'
+    ' At the same load (9 tiles) CSRC saves 7.9 % of the switches (11,331 against 12,307 '
+    '/s/pCPU) and 1.4 % of the scheduler calls (12,229 against 12,405). Full mode, seeds '
+    '1-8, means after the 500 ms warm-up (vmsched reproduce csrc-table1-fig12 '
+    'csrc-table3-table4 csrc-fig15-17 -j 1). Before session 11 the peaks were 9.40 (CSRC)'
+    " and 9.37 tiles, and CSRC saved 7.4 % of the switches at them. CSRC's mail server is"
+    " slower in every seed (0.565-0.579 ms at 9 tiles; the original's 0.478-0.593): per "
+    'mail request its vCPU migrates 1.15 times (original 0.73, softirq tasklets 0.64), '
+    'waits runnable 55 µs (44, 29) and uses 213 µs of CPU (202, 197) with the refills '
+    'after its moves (seeds 1-8, 9 tiles): the woken vCPU CSRC leaves queued behind the '
+    "one it keeps running is stolen by an idle pCPU that 4.1's wake-up tickled "
+    '(__runq_tickle, csched_runq_steal), the mechanism session 10 measured (1.13 against '
+    '0.81 migrations per mail request then)')
 
 #: Why a quantity is out of tolerance, where the model is known to fall short.
 GAPS: dict[str, dict[str, str]] = {
