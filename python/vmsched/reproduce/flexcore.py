@@ -20,16 +20,18 @@ pipeline of communicating threads" that "read[s] and write[s] massive amounts of
 whose "spinlocks are used to ensure exclusive access to the process' address space and IPIs
 are used to broadcast changes to the virtual address mapping. In addition, dedup needs to read
 and write massive amounts of disk data, which involves a large number of synchronization
-operations". So each iteration's kernel work is many short spinlock sections (0.5 µs each,
-the hold times Linux's lockstat reports for the page-cache and VM spinlocks:
-:data:`DEDUP_SECTION_US`), alternating between the address-space lock (heap allocation and
-freeing) and a lock of the I/O path (the disk data's synchronization; one lock stands for the
-page-cache and file locks), and ends in a blocking wait (a ``sleep``: the wait for
-the previous stage's chunk or the output write; PARSEC's encoder.c runs
-Fragment -> FragmentRefine -> Deduplicate -> Compress -> Reorder, with serial first and last
-stages and queues between them, which the single lumped wait stands for). The wait's mean is
-fitted jointly with the number of sections and the shootdown period to Fig. 1 and to Fig. 2's
-2VM shares (also a baseline: 2 VMs under the default KVM). FlexCore is the unmodified ``flexcore``
+operations". So each iteration's kernel work is heap churn: ``pages`` pages faulted in and
+freed, each a short spinlock section (0.5 µs, the hold times Linux's lockstat reports for the
+page-cache and VM spinlocks: :data:`DEDUP_SECTION_US`) on the lock of its page-table page, one
+of many (Linux 3.13's split page-table locks, glibc's per-thread arenas), with a section on one
+of the two zones' ``zone->lock`` every 16 pages and on their ``lru_lock`` every 7 (the per-cpu
+page lists and pagevecs that batch them): the lock structure of :data:`DEDUP_PTE_LOCKS` and
+below, chosen from the 3.13 sources before the session 11 refit. The iteration ends in a
+blocking wait (a ``sleep``: the wait for the previous stage's chunk or the output write;
+PARSEC's encoder.c runs Fragment -> FragmentRefine -> Deduplicate -> Compress -> Reorder, with
+serial first and last stages and queues between them, which the single lumped wait stands
+for). The wait's mean is fitted jointly with the number of pages and the shootdown period to
+Fig. 1 and to Fig. 2's 2VM shares (also a baseline: 2 VMs under the default KVM). FlexCore is the unmodified ``flexcore``
 controller with the guest's parallel hotplug agent; nothing is fitted to a with-FlexCore
 number.
 
@@ -62,12 +64,13 @@ and 10 the results of vips, swaptions and streamcluster agree within a few per c
 move more (calibration.toml, the flexcore comment).
 
 Leaves out: Linux 3.13's directed yield without the kernel-mode filter (the model keeps
-Linux 4.15+'s ``yield_to_kernel_mode``; see :func:`hypervisor`), interrupts masked on dedup's
-I/O-path spinlocks (``spin_lock_irq``; available as :data:`DEDUP_IO_IRQS_OFF`, not yet fitted), dedup's pipeline stage by stage (one lumped wait per iteration stands for it),
-the guest's own scalability limits at 12 vCPUs beyond dedup's two kernel locks, the
-applications' lighter start-up phases (the model's workers contend from the start, so
-FlexCore acts at its first check with a full 3 s window), and the perf/lockstat
-attribution of the seed's Fig. 8. Misses and their reasons: ``expected.GAPS``.
+Linux 4.15+'s ``yield_to_kernel_mode``; see :func:`hypervisor`), dedup's pipeline stage by
+stage (one lumped wait per iteration stands for it) and its sleeping locks (mmap_sem, the
+pipeline's futexes: see :data:`DEDUP_PTE_LOCKS`), the guest's own scalability limits at 12
+vCPUs beyond dedup's kernel locks, the applications' lighter start-up phases (the model's
+workers contend from the start, so FlexCore acts at its first check with a full 3 s window),
+and the perf/lockstat attribution of the seed's Fig. 8. Misses and their reasons:
+``expected.GAPS``.
 """
 
 from __future__ import annotations
@@ -169,8 +172,10 @@ DEDUP_ZONE_LOCKS_IRQS_OFF = True
 #: batch of pages (mm/page_alloc.c free_pcppages_bulk, rmqueue_bulk: pcp->batch, 31 pages on
 #: a large zone), about a microsecond; the block layer's queue lock 0.94 µs. So: sub-µs, of
 #: order 0.3-1 µs (lockstat's sample is from a 2.6.2x-era kernel with the instrumentation
-#: on). 0.5 µs stands for them (a little above the median of the cited spinlock means); the
-#: number of sections per iteration is fitted.
+#: on). 0.5 µs stands for them (a little above the median of the cited spinlock means), for
+#: the page-table, zone and LRU sections alike (session 11: one hold time for all three; the
+#: zone and LRU batches may hold longer, the fault's pte lock shorter); the number of pages
+#: per iteration is fitted.
 DEDUP_SECTION_US = 0.5
 #: seed 000 §3.2: parking a vCPU's per-CPU kernel threads, "approximately 600 ms for each".
 KTHREAD_PARK_MS = 600.0
@@ -197,8 +202,10 @@ def hypervisor() -> dict:
     # tolerance (calibration.toml, flexcore, session 9 record), so the model keeps 4.15's filter.
     # Session 10 found a second fault in the candidates' `dy_eligible` toggle (fixed on branch
     # fc10-dy, not merged: it moves dedup's fitted baselines) and measured dedup under the 3.13
-    # rule again, with and without interrupts off on its I/O lock (DEDUP_IO_IRQS_OFF): no refit
-    # within the session's time (calibration.toml, flexcore, session 10 record).
+    # rule again, with and without interrupts off on its I/O lock: no refit within the
+    # session's time (calibration.toml, flexcore, session 10 record). Session 11 gave dedup a
+    # sourced lock structure (DEDUP_PTE_LOCKS) and refitted it under this filter; the
+    # dy_eligible fix was not redone.
     return {"scheduler": "cfs", "ple": {"enabled": True, "window_cycles": 4096, "grow": 1},
             "halt_poll": {"max_ns": 0}}
 
