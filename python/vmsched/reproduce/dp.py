@@ -13,7 +13,7 @@ seed's hypervisor ("Xen 3.4.3", §5.1): the scenarios' ``wake = "xen34"`` with n
 (docs/policies.md ## credit_wake), kept for ``dp`` by setting the scenario's scheduler rather
 than overriding it.
 
-Set-up read from §5.3's text and the programs it names (sessions 11-12; readings chosen on the
+Set-up read from §5.3's text and the programs it names (session 11; readings chosen on the
 text and the sources, not on results):
 
 * averaging: "we run scripts at least 1000 times in each case ... We then compute the average
@@ -37,7 +37,7 @@ text and the sources, not on results):
   ``OMP_WAIT_POLICY`` and ``GOMP_SPINCOUNT`` unset (300,000 only from gcc r167371, Dec 2010)
   in ``config/linux/wait.h`` ``do_wait`` before its futex wait, in the barrier and the mutex
   alike: 20e6 x 15.5 cycles / 2.0 GHz = 155 ms (``barrier_spin_us`` and ``spin_us`` =
-  155000 in the library scenarios; docs/policies.md ## dp). Until session 11's step 2 the workloads'
+  155000 in the library scenarios; docs/policies.md ## dp). Through session 11's step 2 the workloads'
   unsourced defaults (200 and 300 us). With it the team's waiting threads keep their vCPUs
   runnable, and under credit a STREAM run at 1 MiB takes 18.8-50.7 s of simulated time (0.47 s
   before), so ``STREAM_DURATION_MS`` is 120 s, long enough for every run to finish (a run
