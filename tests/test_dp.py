@@ -154,3 +154,20 @@ def test_dp_epcc_runs_each_construct_as_long_as_syncbench_2_0():
     # tenfold; the critical loop's delays alone take 2.1 s, 70 credit slices of 30 ms.
     delay_us = dp.epcc_scenario(8, "critical")["vms"][0]["workloads"][0]["delay_us"]
     assert expected["critical"] * delay_us / 1000 / 30 == pytest.approx(70)
+
+
+def test_dp_imb_runs_each_message_size_as_many_times_as_imb_3():
+    # Intel MPI Benchmarks 3.x, IMB_settings.h: MSGSPERSAMPLE 1000, OVERALL_VOL 40*1048576;
+    # IMB_init_buffers_iter: n_sample = max(1, min(OVERALL_VOL / X, MSGSPERSAMPLE)) for a
+    # message of X > 0 bytes (MPI-1 benchmarks take MSGSPERSAMPLE: AGGREGATE = -1). 40 MiB /
+    # 40 KiB = 1000, so 1000 repetitions up to 40 KiB, then 41,943,040 / 131,072 = 320 at
+    # 128 KiB, 40 at 1 MiB, 10 at 4 MiB; the same in quick mode (the sizes are a subset).
+    expected = {4: 1000, 64: 1000, 1024: 1000, 16384: 1000, 131072: 320, 1048576: 40,
+                4194304: 10}
+    assert set(dp.IMB_BYTES[True]) <= set(expected) == set(dp.IMB_BYTES[False])
+    for quick in (False, True):
+        labels = {r.label: r for r in dp.IMB.runs(quick)}
+        for b in dp.IMB_BYTES[quick]:
+            for p in dp.IMB_PATTERNS:
+                run = labels[f"credit-{p}-{b}b@1"]
+                assert run.scenario["vms"][0]["workloads"][0]["reps"] == expected[b]

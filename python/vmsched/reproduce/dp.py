@@ -73,13 +73,22 @@ text and the sources, not on results):
   inner repetitions: 1000 barriers (``testbar``), 1000 reduction regions (``testred``),
   100,000 critical sections shared by the team (``testcrit``; ``testlock`` alike). The model
   runs 21 x that many of each of its three constructs (``EPCC_INNERREPS``); until step 4
-  it ran 2000 of each, which end in 4-21 ms, before credit preempts anything.
+  it ran 2000 of each, which end in 4-21 ms, before credit preempts anything;
+* IMB runs each message size as often as IMB 3.x does (session 11, step 5): ``IMB_settings.h``
+  MSGSPERSAMPLE 1000 and OVERALL_VOL 40 MiB, ``n_sample = max(1, min(OVERALL_VOL / X,
+  MSGSPERSAMPLE))`` (``IMB_init_buffers_iter``), so 1000 repetitions up to 40 KiB, 320 at 128
+  KiB, 40 at 1 MiB, 10 at 4 MiB (``imb_reps``), in both modes. Until step 5 the model ran more
+  than the benchmark, an unsourced 80 MiB per rank (5000 repetitions up to 16 KiB, 640 at 128
+  KiB). With IMB's count a run at 1 KiB and below takes 20-21 ms (Exchange) and 33-46 ms
+  (Sendrecv) under credit, with no pin in any seed.
 
 The seed's figures carry no numbers in its text, so every result here is directional and
 nothing is fitted. Full mode (``vmsched reproduce dp-stream dp-epcc dp-imb -j 2``, session
 11, step 3, libgomp 4.4.0's 155 ms spin), DP / credit: STREAM best rate 1.12, 1.08, 1.05, 1.03,
-1.09, 1.06 at 1-32 MiB (run mean per thread 2.10, 1.92, 1.71, 1.63, 1.53, 1.38); IMB Sendrecv
-1.00, 1.00, 0.99 at 1, 16, 128 KiB, Exchange 1.00, 1.00, 0.98. EPCC (``vmsched reproduce
+1.09, 1.06 at 1-32 MiB (run mean per thread 2.10, 1.92, 1.71, 1.63, 1.53, 1.38). IMB
+(``vmsched reproduce dp-imb -j 2``, step 5, IMB 3.x's repetitions), DP / credit: Sendrecv
+1.000, 1.002, 0.986 at 1, 16, 128 KiB, Exchange 1.000, 0.953, 0.952 (step 3: 1.000, 1.002,
+0.988 and 0.9996, 1.002, 0.978). EPCC (``vmsched reproduce
 dp-epcc -j 2``, step 4, syncbench 2.0's run length), credit vs DP: suite 2411 vs 2472, 2565
 vs 2959, 5019 vs 4815, 38738 vs 17247 ms at 2, 4, 6, 8 threads (step 3: 6.2, 9.6, 13.2,
 14.6 ms under both, a tie); DP is behind at 2 and 4 threads (its pins slow the critical
@@ -310,26 +319,42 @@ IMB_BYTES = {False: (4, 64, 1024, 16384, 131072, 1048576, 4194304), True: (64, 1
 IMB_PATTERNS = ("sendrecv", "exchange")
 #: The seed's CPU-bound range, where it reports DP ahead: 128 B to 128 KiB.
 CPU_BOUND = (128, 131072)
+#: The run length of IMB as the seed could run it (Intel MPI Benchmarks 3.x, 2007-2010; the
+#: seed's reference [9]): each message size X is one timed loop of ``n_sample`` repetitions
+#: (IMB_sendrecv.c, IMB_exchange.c: N_BARR = 2 barriers, ``t1 = MPI_Wtime()``, the loop,
+#: ``t2``, time = (t2 - t1) / n_sample), with ``IMB_init_buffers_iter``'s
+#: ``n_sample = max(1, min(OVERALL_VOL / X, x_sample))``; ``x_sample`` is MSGSPERSAMPLE for
+#: the MPI-1 benchmarks (``IMB_parse_name_mpi1.c``: ``RUN_MODES[0].AGGREGATE = -1``, non-zero).
+#: ``IMB_settings.h`` (the same values in PMB 2.x and in IMB 2018; stored copies read:
+#: intel/mpi-benchmarks ``src/IMB_settings.h``, a PMB ``PMB_settings.h``):
+IMB_MSGSPERSAMPLE = 1000
+IMB_OVERALL_VOL_BYTES = 40 * 1048576
+#: So 1000 repetitions up to 40 KiB, 320 at 128 KiB, 40 at 1 MiB, 10 at 4 MiB. Until session
+#: 11's step 5 the model ran an unsourced 80 MiB per rank, 20 to 5000 repetitions (5000 up to
+#: 16 KiB, 640 at 128 KiB; quick mode 20 MiB, up to 1500). Left out: the warm-up (IMB_warm_up.c:
+#: N_WARMUP = 2 repetitions at the smallest size, before the first size only), the two barriers
+#: before each loop, and IMB 3.2's SECS_PER_SAMPLE = 10 s cap (not reached: the model's longest
+#: loop takes well under a second), and that IMB runs the sizes back to back in one job (the
+#: model runs each size from the start). Horizon: long enough for every run to finish.
 IMB_DURATION_MS = 20000
 
 
-def imb_reps(msg_bytes: int, quick: bool) -> int:
-    """Repetitions: about 80 MiB moved per rank (fewer in quick mode), 20 to 5000."""
-    total = (20 if quick else 80) << 20
-    return max(20, min(5000 if not quick else 1500, total // msg_bytes))
+def imb_reps(msg_bytes: int) -> int:
+    """IMB 3.x's repetitions of a message size (:data:`IMB_MSGSPERSAMPLE`), in both modes."""
+    return max(1, min(IMB_MSGSPERSAMPLE, IMB_OVERALL_VOL_BYTES // msg_bytes))
 
 
-def imb_scenario(pattern: str, msg_bytes: int, quick: bool, scheduler: str = "credit") -> dict:
+def imb_scenario(pattern: str, msg_bytes: int, scheduler: str = "credit") -> dict:
     d = library("dp-imb", scheduler)
     d["duration_ms"] = IMB_DURATION_MS
     d["name"] = f"dp-imb-{pattern}-{msg_bytes}b"
     d["vms"][0]["workloads"][0].update(pattern=pattern, msg_bytes=msg_bytes,
-                                       reps=imb_reps(msg_bytes, quick))
+                                       reps=imb_reps(msg_bytes))
     return d
 
 
 def _imb_runs(quick: bool) -> list[Run]:
-    return [Run(f"{s}-{p}-{b}b@{seed}", imb_scenario(p, b, quick, s), scheduler=s, seed=seed)
+    return [Run(f"{s}-{p}-{b}b@{seed}", imb_scenario(p, b, s), scheduler=s, seed=seed)
             for p in IMB_PATTERNS for b in IMB_BYTES[quick] for s in SCHEDULERS for seed in SEEDS[quick]]
 
 
@@ -367,7 +392,9 @@ IMB = Reproduction(
               "(128 B - 128 KiB)", lambda q: q["exchange_worst_ratio_cpu_bound"] > 1.0),
     ],
     notes="Transfer speed as IMB reports it (results vms[].bench throughput_mib_per_s), 10 % "
-          "trimmed mean over simulation seeds 1-16; a run that does not finish within 20 s has "
+          "trimmed mean over simulation seeds 1-16. Each size runs IMB 3.x's repetitions "
+          "(IMB_settings.h: min(MSGSPERSAMPLE 1000, OVERALL_VOL 40 MiB / size): 1000 up to "
+          "40 KiB, 320 at 128 KiB, 40 at 1 MiB, 10 at 4 MiB); a run that does not finish within 20 s has "
           "no speed. Ranks block in each receive, as mpich2-1.0's default ch3:sock channel "
           "does (a blocking poll()).",
 )
