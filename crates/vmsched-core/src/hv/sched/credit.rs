@@ -63,7 +63,10 @@
 //!   (`csched_runq_steal`: strictly higher priority, not from an idle peer, peers in
 //!   `cycle_cpu` order) is the model's; it has no rate limit and no load-balance rate limit
 //!   (`ratelimit_us = 0`, `load_balance_ratelimit_us = 0` go with this rule). Leaves out:
-//!   `idle_bias`; 3.4's credit reset to 0 (not halved) above 300 and its rounded burn;
+//!   `idle_bias`; 3.4's rounded burn. A unit above 300 leaves the active set with its credit
+//!   reset to 0, not halved (3.4's `csched_acct`: `__csched_vcpu_acct_stop_locked(svc); credit
+//!   = 0;`; later Xen halves it, "so that when it starts accounting again, it starts a little
+//!   bit ahead");
 //! - yield (`SCHEDOP_yield`, and Xen's PLE handler which calls it): re-queued behind one
 //!   lower-priority unit, never stolen while yielding.
 //!
@@ -709,10 +712,13 @@ impl Credit {
                             self.tickle(view, p, v);
                         }
                     }
+                    let reset_to_zero = self.wake == WakeRule::Xen34;
                     let u = &mut self.units[v];
                     if u.credit > self.credits_per_tslice {
                         u.active = false;
-                        u.credit /= 2;
+                        // 3.4: `credit = 0`; later Xen halves it, "so that when it starts
+                        // accounting again, it starts a little bit ahead".
+                        u.credit = if reset_to_zero { 0 } else { u.credit / 2 };
                     }
                 }
                 balance += self.units[v].credit;
@@ -1281,6 +1287,24 @@ mod tests {
         let map = wake_params("xen99");
         let e = Credit::from_params(&mut Params::new(&map)).err().expect("rejected");
         assert!(e.to_string().contains("hypervisor.params.wake"), "{e}");
+    }
+
+    #[test]
+    fn a_unit_above_a_slice_of_credit_leaves_the_active_set_reset_under_xen34_and_halved_after() {
+        // One pCPU, one VM of one vCPU: the accounting hands the domain all 300 credits. A unit
+        // that held 100 has 400 > 300 and stops earning: Xen 3.4 sets its credit to 0, the
+        // 4.x code (and the model's other rules) to 400 / 2 = 200.
+        for (wake, expect) in [("xen34", 0), ("xen41", 200), ("place_idle", 200)] {
+            let mut k = crate::hv::sched::testkit::Kit::new(1, &[1]);
+            let mut c = Credit::from_params(&mut Params::new(&wake_params(wake))).unwrap();
+            k.init(&mut c);
+            c.units[0].active = true;
+            c.units[0].credit = 100;
+            c.active_sdom = vec![0];
+            k.now = 30 * NS_PER_MS;
+            k.with(|v| c.acct(v));
+            assert_eq!((wake, c.units[0].credit, c.units[0].active), (wake, expect, false));
+        }
     }
 
     #[test]
