@@ -833,6 +833,14 @@ struct Objects {
     lock_families: BTreeMap<String, (u32, String)>,
 }
 
+/// The lock family and index a lock name stands for if it is a family member's name, as
+/// `guest::program::spread_member` writes it (`<family>.<k>`).
+fn family_member(name: &str) -> Option<(&str, u32)> {
+    let (f, k) = name.rsplit_once('.')?;
+    let k: u32 = k.parse().ok()?;
+    (crate::guest::program::spread_member(f, k) == name).then_some((f, k))
+}
+
 /// Most locks one `lock` op's family may have (`spread`).
 const MAX_LOCK_SPREAD: u32 = 65_536;
 
@@ -844,17 +852,16 @@ impl Objects {
         if spread == 0 || spread > MAX_LOCK_SPREAD {
             return err(format!("{path}.spread"), format!("must be 1 (one lock) to {MAX_LOCK_SPREAD} locks, got {spread}"));
         }
-        let member_of = |fams: &BTreeMap<String, (u32, String)>, n: &str| {
-            fams.iter().find_map(|(f, (k, at))| {
-                (0..*k).any(|i| crate::guest::program::spread_member(f, i) == n).then(|| (f.clone(), at.clone()))
-            })
-        };
         if spread == 1 {
-            if let Some((f, at)) = member_of(&self.lock_families, name) {
-                return err(
-                    format!("{path}.lock"),
-                    format!("\"{name}\" is a member of the lock family \"{f}\" (spread at {at}); give this lock another name"),
-                );
+            if let Some((f, k)) = family_member(name) {
+                if let Some((n, at)) = self.lock_families.get(f) {
+                    if k < *n {
+                        return err(
+                            format!("{path}.lock"),
+                            format!("\"{name}\" is a member of the lock family \"{f}\" (spread at {at}); give this lock another name"),
+                        );
+                    }
+                }
             }
             self.plain_locks.entry(name.to_string()).or_insert_with(|| path.to_string());
             return Ok(());
@@ -869,9 +876,8 @@ impl Objects {
             Some(_) => return Ok(()),
             None => {}
         }
-        for i in 0..spread {
-            let m = crate::guest::program::spread_member(name, i);
-            if let Some(at) = self.plain_locks.get(&m) {
+        for (m, at) in &self.plain_locks {
+            if family_member(m).is_some_and(|(f, k)| f == name && k < spread) {
                 return err(
                     format!("{path}.lock"),
                     format!("the family's member \"{m}\" is also taken as a plain lock (at {at}); give one of them another name"),

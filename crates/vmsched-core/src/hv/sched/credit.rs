@@ -1292,8 +1292,8 @@ mod tests {
     #[test]
     fn a_unit_above_a_slice_of_credit_leaves_the_active_set_reset_under_xen34_and_halved_after() {
         // One pCPU, one VM of one vCPU: the accounting hands the domain all 300 credits. A unit
-        // that held 100 has 400 > 300 and stops earning: Xen 3.4 sets its credit to 0, the
-        // 4.x code (and the model's other rules) to 400 / 2 = 200.
+        // that held 100 has 400 > 300 and stops earning: Xen 3.4 sets its credit to 0, later
+        // Xen (the model's other rules) to 400 / 2 = 200.
         for (wake, expect) in [("xen34", 0), ("xen41", 200), ("place_idle", 200)] {
             let mut k = crate::hv::sched::testkit::Kit::new(1, &[1]);
             let mut c = Credit::from_params(&mut Params::new(&wake_params(wake))).unwrap();
