@@ -60,6 +60,9 @@ pub struct Scenario {
     /// Safety limit for run-to-completion scenarios.
     #[serde(default = "default_max_duration_ms")]
     pub max_duration_ms: f64,
+    /// What ends the run before its horizon (`StopRule`).
+    #[serde(default, skip_serializing_if = "StopRule::is_default")]
+    pub stop: StopRule,
     pub host: HostSpec,
     #[serde(default)]
     pub hypervisor: HypervisorSpec,
@@ -67,6 +70,27 @@ pub struct Scenario {
     #[serde(default)]
     pub controller: Option<ControllerSpec>,
     pub vms: Vec<VmSpec>,
+}
+
+/// `stop`: what ends a run before its horizon (`duration_ms`, or `max_duration_ms` without it).
+/// A VM is *finite* when none of its workloads runs forever (validate.rs lists what does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopRule {
+    /// With `duration_ms`, the run lasts that long; without it, it ends when every VM has
+    /// finished (every VM must then be finite).
+    #[default]
+    Duration,
+    /// The run ends when every finite VM has finished (at the event where the last one does), or
+    /// at the horizon if that comes first; VMs that run forever are simply cut off there. At
+    /// least one VM must be finite; `duration_ms` is then optional (it bounds the run).
+    FiniteDone,
+}
+
+impl StopRule {
+    fn is_default(&self) -> bool {
+        *self == StopRule::Duration
+    }
 }
 
 /// `[controller]`: a built-in control policy and its parameters (each controller documents its

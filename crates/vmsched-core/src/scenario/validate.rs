@@ -24,7 +24,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{DurationUs, HostSpec, HypervisorSpec, OpSpec, Scenario, ScenarioError, ThreadGroupSpec, VmSpec, WorkloadSpec};
+use super::{DurationUs, HostSpec, HypervisorSpec, OpSpec, Scenario, ScenarioError, StopRule, ThreadGroupSpec, VmSpec, WorkloadSpec};
 
 /// Largest host: sockets × cores_per_socket.
 pub const MAX_PCPUS: u64 = 4096;
@@ -94,6 +94,7 @@ pub fn validate_with(sc: &Scenario, schedulers: &[&str]) -> Res {
     // VM names label results; a VM without a name is called `vm{index}` (as the simulator does).
     let mut names: BTreeMap<String, usize> = BTreeMap::new();
     let mut forever: Option<String> = None;
+    let mut any_finite = false;
     for (i, vm) in sc.vms.iter().enumerate() {
         if let Some(name) = &vm.name {
             if name.trim().is_empty() {
@@ -110,11 +111,24 @@ pub fn validate_with(sc: &Scenario, schedulers: &[&str]) -> Res {
         }
         names.insert(name, i);
         let f = check_vm(i, vm, &host)?;
+        any_finite |= f.is_none();
         if forever.is_none() {
             forever = f;
         }
     }
-    if sc.duration_ms.is_none() {
+    if sc.stop == StopRule::FiniteDone {
+        if !any_finite {
+            let why = forever.unwrap_or_default();
+            return err(
+                "stop",
+                format!(
+                    "\"finite_done\" ends the run when every VM whose workloads all finish has finished, \
+                     but every VM runs a workload that never ends (the first: {why}); make one VM's \
+                     workloads finite or remove `stop`"
+                ),
+            );
+        }
+    } else if sc.duration_ms.is_none() {
         if let Some(why) = forever {
             return err(
                 "duration_ms",
@@ -2092,6 +2106,28 @@ groups = [ { threads = 2, program = [ { op = "barrier", barrier = "b", parties =
         );
         let e = assert_path(&text, "duration_ms");
         assert!(e.reason.contains("program[0].body[0].body[0]"), "{e}");
+    }
+
+    #[test]
+    fn stop_when_finite_done_without_a_finite_vm_names_the_field() {
+        let text = format!("stop = \"finite_done\"\nduration_ms = 100\n{HOST}\n[[vms]]\nvcpus = 1\n{HOG}\n[[vms]]\nvcpus = 1\n{HOG}");
+        let e = assert_path(&text, "stop");
+        assert!(e.reason.contains("vms[0].workloads[0] runs forever"), "{e}");
+    }
+
+    #[test]
+    fn stop_when_finite_done_needs_no_duration_beside_an_endless_vm() {
+        let sc = accepted(&format!(
+            "stop = \"finite_done\"\n{HOST}\n[[vms]]\nvcpus = 1\n{HOG}\n[[vms]]\nvcpus = 1\n\
+             [[vms.workloads]]\nkind = \"parallel\"\niterations = 10\n"
+        ));
+        assert_eq!(sc.stop, StopRule::FiniteDone);
+    }
+
+    #[test]
+    fn an_unknown_stop_rule_names_the_field() {
+        let e = assert_path(&format!("stop = \"never\"\nduration_ms = 10\n{HOST}\n[[vms]]\nvcpus = 1\n{HOG}"), "stop");
+        assert!(e.reason.contains("finite_done"), "{e}");
     }
 
     #[test]

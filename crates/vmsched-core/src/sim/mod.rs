@@ -24,7 +24,7 @@ use crate::hv::sched::{self, HvScheduler, SchedRequest, VcpuFacts, VmFacts};
 use crate::metrics::idle_wait::IdleWhileWaiting;
 use crate::metrics::Histogram;
 pub use crate::metrics::results::Results;
-use crate::scenario::{OpSpec, Scenario, ScenarioError, ThreadGroupSpec, WorkloadSpec};
+use crate::scenario::{OpSpec, Scenario, ScenarioError, StopRule, ThreadGroupSpec, WorkloadSpec};
 use state::*;
 
 /// Front-end overrides of a scenario.
@@ -204,7 +204,7 @@ impl Simulation {
             background,
             pmu: Default::default(),
         };
-        let mut to_completion = sc.duration_ms.is_none();
+        let (mut all_finite, mut any_finite) = (true, false);
         let mut global_vcpu = 0usize;
         for (i, vs) in sc.vms.iter().enumerate() {
             let vm_name = vs.name.clone().unwrap_or_else(|| format!("vm{i}"));
@@ -362,9 +362,8 @@ impl Simulation {
             for (name, &m) in &names.marks {
                 vm.marks[m].name = name.clone();
             }
-            if !vm.finite && sc.duration_ms.is_none() {
-                to_completion = false;
-            }
+            all_finite &= vm.finite;
+            any_finite |= vm.finite;
             w.vm_facts.push(VmFacts { weight: vs.weight, cap_pct: vs.cap_pct, vcpus: vcpu_ids });
             w.vms.push(vm);
         }
@@ -375,6 +374,13 @@ impl Simulation {
             s.set_seed(seed);
         }
         w.facts = (0..w.vcpus.len()).map(|v| w.facts_of(v)).collect();
+        // Whether the run ends, before its horizon, at the event where the last finite VM
+        // finishes: without `duration_ms` if every VM is finite, and with `stop = "finite_done"`
+        // if one is (validation rejects it otherwise; unvalidated, such a run lasts to its horizon).
+        let to_completion = match sc.stop {
+            StopRule::Duration => sc.duration_ms.is_none() && all_finite,
+            StopRule::FiniteDone => any_finite,
+        };
         let horizon_ms = sc.duration_ms.unwrap_or(sc.max_duration_ms);
         let horizon = (horizon_ms * NS_PER_MS as f64).round() as Ns;
         w.start();
@@ -455,7 +461,7 @@ impl Simulation {
             if self.check {
                 self.w.check().map_err(|m| SimError { at_ns: self.w.q.now(), message: m })?;
             }
-            if self.to_completion && self.w.vms.iter().all(|vm| vm.finished_at.is_some()) {
+            if self.to_completion && self.w.vms.iter().all(|vm| !vm.finite || vm.finished_at.is_some()) {
                 self.done = true;
             }
         }
