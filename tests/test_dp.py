@@ -138,6 +138,17 @@ def test_dp_openmp_spins_are_libgomp_4_4_0s_default_at_the_seeds_clock():
     assert epcc["vms"][0]["workloads"][0]["spin_us"] == pytest.approx(spin_us)
 
 
+def test_dp_runs_end_when_the_benchmark_finishes():
+    # Every dp figure is the benchmark VM's own, so a run ends when it finishes (stop =
+    # "finite_done") rather than simulating the competing VM, which runs forever, to the
+    # horizon; the horizon still bounds a run that does not finish.
+    d = dp.epcc_scenario(2, "barrier", "dp")
+    assert d["stop"] == "finite_done"
+    r = vmsched.run(d, seed=1).summary
+    assert r["vms"][0]["finished"] and not r["vms"][1]["finished"]
+    assert r["sim_time_ns"] == r["vms"][0]["completion_ns"] < d["duration_ms"] * 1e6
+
+
 def test_dp_epcc_runs_each_construct_as_long_as_syncbench_2_0():
     # EPCC OpenMP MicroBenchmark Suite 2.0, syncbench.c: every test loops
     # `for (k=0; k<=OUTERREPS; k++)` with OUTERREPS 20, i.e. 21 timed runs, and main fixes
