@@ -138,6 +138,21 @@ def test_dp_openmp_spins_are_libgomp_4_4_0s_default_at_the_seeds_clock():
     assert epcc["vms"][0]["workloads"][0]["spin_us"] == pytest.approx(spin_us)
 
 
+def test_dp_hosts_spin_without_pause_loop_exits():
+    # Seed 003's guests are paravirtualised (§3.1: CR3 writes are reported by hypercall), so a
+    # PAUSE never leaves the guest, and its Xeon 5405 has no PLE (scenarios/dp-*.toml).
+    # EPCC's critical loop with 4 threads: its waiters spin in libgomp's do_spin (a PAUSE loop)
+    # for longer than a PLE window (4096 cycles, 2 us at 2.0 GHz) whenever the holder's vCPU
+    # is preempted, which with PLE would exit; 20,000 sections (20 ms of delay) suffice.
+    for scheduler in dp.SCHEDULERS:
+        d = dp.epcc_scenario(4, "critical", scheduler)
+        d["vms"][0]["workloads"][0]["innerreps"] = 20_000
+        vm = vmsched.run(d, seed=1).summary["vms"][0]
+        assert vm["finished"]
+        assert vm["guest_ns"]["mutex_spin"] > 4096 / 2.0  # ns: more than one window of spin
+        assert vm["ple_exits"] == 0
+
+
 def test_dp_runs_end_when_the_benchmark_finishes():
     # Every dp figure is the benchmark VM's own, so a run ends when it finishes (stop =
     # "finite_done") rather than simulating the competing VM, which runs forever, to the
