@@ -13,7 +13,8 @@
 //! table is reported at the offending key (`...us.mean_us`, `...us.max_us`).
 //!
 //! The first error found is returned, in file order (top-level times, host, hypervisor, VMs),
-//! except that "duration_ms is required" is reported after all VM checks.
+//! except that "duration_ms is required" and `stop`'s "no finite VM" are reported after all VM
+//! checks.
 //!
 //! Interpretation of "more pinned vCPUs than pCPUs" (issue 2, acceptance 8): a VM with a
 //! `pin` list may not have more vCPUs than the host has pCPUs (it would necessarily stack two
