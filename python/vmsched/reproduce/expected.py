@@ -449,7 +449,16 @@ GAPS: dict[str, dict[str, str]] = {
             "MPIDU_SOCK_INFINITE_TIME), ch3/channels/sock/src/ch3_progress.c, common/sock/poll/"
             "sock_wait.i), so the model's ranks block as the seed's did unless it configured "
             "another channel, which it does not say. (With the unsourced 5000 repetitions until "
-            "step 5: 1.000, 1.002, 0.988.)",
+            "step 5: 1.000, 1.002, 0.988.) Session 12 re-read rule (f) on the text and kept it: "
+            "the seed's IDLE is a vCPU 'having nothing to do' (§2.2), and (f)'s vCPUs 'can also be "
+            "pinned ... when they get back to UNDER or BOOST' (§4.4; docs/policies.md ## dp, "
+            "session 12). Measured for information, not adopted (scratch runs, seeds 1-16, "
+            "trimmed): pins kept through a halt give 0.402, 0.254 at 16, 128 KiB (a woken rank "
+            "waits on its pinned pCPU behind the competitor); with per_msg_us at 5, 20 or 40 "
+            "instead of 10 (an estimate: no published ch3:sock or loopback-TCP latency for the "
+            "seed's platform was found) no rank is pinned at 1 KiB either; with each side's whole "
+            "cost counted as memory work ranks are pinned at 1 KiB and DP / credit is 0.991 "
+            "(per seed 0.84-1.06): a pin that ends at the next receive does not speed the ring.",
         "Exchange: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
             "model result, under the seed's Xen 3.4.3 credit and DP read literally, IMB 3.x's "
             "repetitions (1000 up to 40 KiB, 320 at 128 KiB; session 11, step 5), 10 % trimmed "
@@ -458,13 +467,17 @@ GAPS: dict[str, dict[str, str]] = {
             "and 0.947 at 1 and 16 KiB). At 1 KiB and below a run of IMB's 1000 repetitions takes "
             "20.0-21.0 ms under credit, inside one 30 ms credit slice: no pin, the same run under "
             "both in all 16 seeds (with the unsourced 5000 until step 5, 201-210 ms, DP pinned in "
-            "every seed, per seed 0.95-1.12, and the trimmed mean was 0.9996). That length rests on the model's "
-            "per-message cost (per_msg_us = 10, an estimate). At 16 and 128 KiB DP cuts "
+            "every seed, per seed 0.95-1.12, and the trimmed mean was 0.9996). The tie does not rest "
+            "on the model's per-message cost (per_msg_us = 10, an estimate): with 20 or 40 us a 1 KiB "
+            "run lasts 62-72 or 108-143 ms under credit, beyond a slice, and still no rank reaches "
+            "AC 75 in any seed (session 12, scratch runs; at 5 us even 16 KiB ends in 26 ms with no "
+            "pin). At 16 and 128 KiB DP cuts "
             "migrations (236 vs 240, 192 vs 232 a run) yet the runs end later: the waits that "
             "remain, of pinned ranks no idle pCPU may take, fall on the ring's critical path (each "
             "rank's two receives wait for both neighbours). Ranks block in each receive as "
             "mpich2-1.0's default ch3:sock channel does (see the Sendrecv claim). (Until step 5: "
-            "0.9996, 1.002, 0.978.)",
+            "0.9996, 1.002, 0.978.) Pins kept through a halt (the alternative to rule (f) read "
+            "literally; session 12, measured for information): 0.726, 0.838 at 16, 128 KiB.",
     },
     "vmkit-table2-3": {
         "hackbench_2cpu_s": "model result 0.403 s: without affinity the model's hackbench scales "

@@ -364,8 +364,13 @@ pub struct ImbParams {
     /// Timed repetitions.
     #[serde(default = "d_imb_reps")]
     pub reps: u64,
-    /// Fixed cost of one send or receive through the socket channel (two system calls and the
-    /// loopback stack), split evenly between sender and receiver. Estimate.
+    /// Fixed cost of one message through the socket channel (MPICH2 ch3:sock over loopback TCP:
+    /// the sender's `writev` and the TCP/IP path, the receiver's `poll` and `readv`), split evenly
+    /// between sender and receiver and charged once per message. Estimate: no published
+    /// ch3:sock or loopback-TCP latency for seed 003's platform was found (session 12). Left
+    /// out (Linux 2.6.18 `drivers/net/loopback.c`): the receive-side protocol work runs in the
+    /// sender's NET_RX softirq (`netif_rx` on the sending CPU), and loopback's 16 KiB MTU cuts
+    /// larger messages into segments that each pass the stack. docs/policies.md ## dp.
     #[serde(default = "d_per_msg_us")]
     pub per_msg_us: f64,
     /// Copy cost per KiB on each side (about 4 GB/s memcpy). Estimate.
