@@ -809,6 +809,8 @@ fn imb_ranks(vcpus: u32, p: &ImbParams) -> u32 {
 /// receive costs half the fixed per-message cost plus one copy of the message.
 pub fn imb(vcpus: u32, p: &ImbParams, tag: &str) -> Vec<ThreadGroupSpec> {
     let ranks = imb_ranks(vcpus, p);
+    // Validated to 1 B - 1 GiB (scenario/validate.rs), so it fits.
+    let msg_bytes = u32::try_from(p.msg_bytes).expect("imb msg_bytes validated to at most 1 GiB");
     let kib = p.msg_bytes as f64 / 1024.0;
     let copy_us = kib * p.copy_ns_per_kib / 1000.0;
     let side_us = p.per_msg_us / 2.0 + copy_us;
@@ -816,7 +818,7 @@ pub fn imb(vcpus: u32, p: &ImbParams, tag: &str) -> Vec<ThreadGroupSpec> {
     // The channel into rank `to` from its left (`from_left`) or right neighbour.
     let chan = |to: u32, from_left: bool| format!("{tag}.to{to}.from_{}", if from_left { "left" } else { "right" });
     let send = |to: u32, from_left: bool| {
-        vec![compute(DurationUs::fixed(side_us), mem), OpSpec::Put { queue: chan(to, from_left), capacity: IMB_INBOX_MSGS, msg_bytes: 0 }]
+        vec![compute(DurationUs::fixed(side_us), mem), OpSpec::Put { queue: chan(to, from_left), capacity: IMB_INBOX_MSGS, msg_bytes }]
     };
     let recv = |at: u32, from_left: bool| {
         vec![OpSpec::Get { queue: chan(at, from_left), capacity: IMB_INBOX_MSGS }, compute(DurationUs::fixed(side_us), mem)]
