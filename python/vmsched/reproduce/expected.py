@@ -458,7 +458,15 @@ GAPS: dict[str, dict[str, str]] = {
             "instead of 10 (an estimate: no published ch3:sock or loopback-TCP latency for the "
             "seed's platform was found) no rank is pinned at 1 KiB either; with each side's whole "
             "cost counted as memory work ranks are pinned at 1 KiB and DP / credit is 0.991 "
-            "(per seed 0.84-1.06): a pin that ends at the next receive does not speed the ring.",
+            "(per seed 0.84-1.06): a pin that ends at the next receive does not speed the ring. "
+            "Session 12 also let IMB's messages carry their bytes between pCPUs (guest/channel.rs) "
+            "and counted a rank's line fetches whole in its AC (§3.2: 'Times of memory read/write "
+            "can make AC rise'); seed 003's host prices no line transfer (no published Xeon 5405 / "
+            "Penryn cache-to-cache figure was found; docs/model.md, Topology), so the numbers above "
+            "stand (vmsched reproduce dp-imb -j 1 gives them unchanged). Priced for information "
+            "(scratch runs, seeds 1-16, trimmed; 15-75 cycles within an L2, 200-400 across dies) "
+            "DP / credit is 0.961-1.008 at 1-128 KiB; only at 400 cycles are ranks pinned at "
+            "1 KiB (529 pins a run), and DP / credit there is 0.996.",
         "Exchange: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
             "model result, under the seed's Xen 3.4.3 credit and DP read literally, IMB 3.x's "
             "repetitions (1000 up to 40 KiB, 320 at 128 KiB; session 11, step 5), 10 % trimmed "
@@ -477,7 +485,11 @@ GAPS: dict[str, dict[str, str]] = {
             "rank's two receives wait for both neighbours). Ranks block in each receive as "
             "mpich2-1.0's default ch3:sock channel does (see the Sendrecv claim). (Until step 5: "
             "0.9996, 1.002, 0.978.) Pins kept through a halt (the alternative to rule (f) read "
-            "literally; session 12, measured for information): 0.726, 0.838 at 16, 128 KiB.",
+            "literally; session 12, measured for information): 0.726, 0.838 at 16, 128 KiB. "
+            "IMB's messages now carry their bytes between pCPUs and a rank's AC counts the line "
+            "fetches (session 12; see the Sendrecv claim); seed 003's host prices no line, so the "
+            "numbers stand. Priced for information (15-75 cycles within an L2, 200-400 across "
+            "dies): 0.956-1.000 at 1-128 KiB, no pin at 1 KiB.",
     },
     "vmkit-table2-3": {
         "hackbench_2cpu_s": "model result 0.403 s: without affinity the model's hackbench scales "

@@ -48,7 +48,12 @@
 //! and reader on one CPU recycle their buffers locally and pay nothing. Each line costs the
 //! host's cache-to-cache transfer (`ticket_transfer_cycles` on one socket,
 //! `ticket_transfer_remote_cycles` across; Levinthal's guide, see host/mod.rs). With
-//! no `msg_bytes` (0) no data is modelled (IMB's channels, whose copies are their work).
+//! no `msg_bytes` (0) no data is modelled. IMB's messages (`guest::workloads::imb`) carry
+//! their bytes since session 12, through this same model: their path in the seed's guest
+//! (MPICH2 ch3:sock over loopback TCP, Linux 2.6.18: `tcp_sendmsg` copies into page
+//! fragments on a scatter-gather device such as loopback, whose 16 KiB MTU cuts larger
+//! messages into segments; the pages recycle through the page allocator) is not modelled
+//! apart from a Unix socket's.
 //!
 //! The cost is owed by the thread and added to its next compute (the first work after the
 //! operation, which is where the misses stall it); a thread that exits with no work left drops

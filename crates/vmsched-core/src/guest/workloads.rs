@@ -806,7 +806,10 @@ fn imb_ranks(vcpus: u32, p: &ImbParams) -> u32 {
 /// both neighbours and then receives from the left and from the right (`exchange`, IMB's two
 /// `MPI_Isend`, two `MPI_Recv` and `MPI_Waitall`), in a ring. Receives name their source (MPI
 /// matches on it), so each ordered pair of neighbours has its own channel. Each send and each
-/// receive costs half the fixed per-message cost plus one copy of the message.
+/// receive costs half the fixed per-message cost plus one copy of the message. The message's
+/// bytes go through the channel (`msg_bytes` of the put, `guest::channel`): the receiver fetches
+/// the socket buffer's lines from the pCPU it was written on, at the host's cache-to-cache
+/// line cost (none on a host that does not price a line, such as seed 003's).
 pub fn imb(vcpus: u32, p: &ImbParams, tag: &str) -> Vec<ThreadGroupSpec> {
     let ranks = imb_ranks(vcpus, p);
     // Validated to 1 B - 1 GiB (scenario/validate.rs), so it fits.
