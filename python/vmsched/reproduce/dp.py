@@ -80,7 +80,24 @@ text and the sources, not on results):
   KiB, 40 at 1 MiB, 10 at 4 MiB (``imb_reps``), in both modes. Until step 5 the model ran more
   than the benchmark, an unsourced 80 MiB per rank (5000 repetitions up to 16 KiB, 640 at 128
   KiB). With IMB's count a run at 1 KiB and below takes 20-21 ms (Exchange) and 33-46 ms
-  (Sendrecv) under credit, with no pin in any seed.
+  (Sendrecv) under credit, with no pin in any seed;
+* a halt unpins (rule f), re-read on the text in session 12 and kept: the seed's IDLE is a
+  vCPU "having nothing to do" (§2.2), and such vCPUs "can also be pinned ... when they get
+  back to UNDER or BOOST" (§4.4); the §4.4 pseudo-code omits (f) but the rule list states and
+  motivates it. IMB's per-message cost (the workload's ``per_msg_us`` = 10) stays an estimate:
+  no published ch3:sock or loopback-TCP latency for the seed's platform (Xeon 5405, Xen 3.4
+  PV guest, Linux 2.6.18) was found. Measured for information (scratch runs, seeds 1-16,
+  trimmed; docs/policies.md ## dp, session 12): at 5-40 us no rank is pinned at 1 KiB, so the
+  tie there does not rest on it; pins kept through a halt give Sendrecv 0.402, 0.254 and
+  Exchange 0.726, 0.838 at 16, 128 KiB;
+* IMB's messages carry their bytes between pCPUs (session 12, ``guest/channel.rs``: the
+  receiver fetches the socket buffer's lines from the writer's pCPU), and a rank's AC counts
+  such fetches whole as memory reads and writes (§3.2, ``guest/affinity.rs``). What a line
+  costs is the host's; seed 003's host leaves it out (``ticket_transfer_cycles`` and
+  ``ticket_transfer_remote_cycles`` 0 in ``scenarios/dp-*.toml``: no published cache-to-cache
+  figure for the Xeon 5405 or another Penryn / Core 2 part was found; docs/model.md,
+  Topology), so every run is as before. With lines priced for information (15-75 cycles
+  within an L2, 200-400 across dies; docs/policies.md ## dp) DP / credit stays 0.96-1.01.
 
 The seed's figures carry no numbers in its text, so every result here is directional and
 nothing is fitted. Full mode (``vmsched reproduce dp-stream dp-epcc dp-imb -j 2``, session

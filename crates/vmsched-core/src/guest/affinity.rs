@@ -26,7 +26,12 @@
 //!   adaptive mutex, barrier, IPI acknowledgement), counted as it passes: a spin-wait loop is
 //!   nothing but reads of shared memory (`while (*word == v) cpu_relax();`, libgomp
 //!   `do_spin`, Linux `queued_spin_lock_slowpath`, `csd_lock_wait`), and the seed counts
-//!   "times of memory read/write" (§3.2); +`AC_MEM_GAIN_PCT_PER_MS` points per ms of either;
+//!   "times of memory read/write" (§3.2), plus the time spent fetching cache lines last
+//!   written on another pCPU (a message's socket buffer and data, a queue's shared state:
+//!   `guest::channel`'s debt, counted whole when the compute that pays it starts; session
+//!   12: before, it counted only at that compute's memory-bound fraction, so a rank's
+//!   message data, read and written across cores, barely raised its AC);
+//!   +`AC_MEM_GAIN_PCT_PER_MS` points per ms of any of them;
 //! - each `io` op costs `AC_IO_DROP_PCT` points;
 //! - hard affinity means an affinity mask that allows exactly one vCPU (`bind = true` or a
 //!   one-element `affinity`).
@@ -71,6 +76,13 @@ impl TaskAffinity {
     }
     /// The task spin-waited `ns` on a synchronisation word: memory reads only.
     pub fn note_spin(&mut self, ns: Ns) {
+        self.mem_ns += ns as f64;
+    }
+    /// The task stalled `ns` fetching cache lines last written on another pCPU (a message's
+    /// socket buffer, a queue's shared state, an IPI's flush state: the thread's
+    /// `comm_debt_ns`, paid in its next compute): memory reads and writes only, whatever the
+    /// memory-bound fraction of the compute that pays it.
+    pub fn note_line_fetch(&mut self, ns: Ns) {
         self.mem_ns += ns as f64;
     }
     /// An I/O op starts.

@@ -250,8 +250,11 @@ impl World {
             th.pc += 1;
             match instr {
                 Instr::Compute { us, mem_fraction } => {
-                    let ns = draw(&mut th.rng, &us) + std::mem::take(&mut th.comm_debt_ns);
-                    th.ac.note_compute(ns, mem_fraction);
+                    let drawn = draw(&mut th.rng, &us);
+                    let debt = std::mem::take(&mut th.comm_debt_ns);
+                    th.ac.note_compute(drawn, mem_fraction);
+                    th.ac.note_line_fetch(debt);
+                    let ns = drawn + debt;
                     self.vms[th.vm].ops += 1;
                     return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction, then: AfterCompute::Next });
                 }

@@ -364,8 +364,13 @@ pub struct ImbParams {
     /// Timed repetitions.
     #[serde(default = "d_imb_reps")]
     pub reps: u64,
-    /// Fixed cost of one send or receive through the socket channel (two system calls and the
-    /// loopback stack), split evenly between sender and receiver. Estimate.
+    /// Fixed cost of one message through the socket channel (MPICH2 ch3:sock over loopback TCP:
+    /// the sender's `writev` and the TCP/IP path, the receiver's `poll` and `readv`), split evenly
+    /// between sender and receiver and charged once per message. Estimate: no published
+    /// ch3:sock or loopback-TCP latency for seed 003's platform was found (session 12). Left
+    /// out (Linux 2.6.18 `drivers/net/loopback.c`): the receive-side protocol work runs in the
+    /// sender's NET_RX softirq (`netif_rx` on the sending CPU), and loopback's 16 KiB MTU cuts
+    /// larger messages into segments that each pass the stack. docs/policies.md ## dp.
     #[serde(default = "d_per_msg_us")]
     pub per_msg_us: f64,
     /// Copy cost per KiB on each side (about 4 GB/s memcpy). Estimate.
@@ -801,9 +806,14 @@ fn imb_ranks(vcpus: u32, p: &ImbParams) -> u32 {
 /// both neighbours and then receives from the left and from the right (`exchange`, IMB's two
 /// `MPI_Isend`, two `MPI_Recv` and `MPI_Waitall`), in a ring. Receives name their source (MPI
 /// matches on it), so each ordered pair of neighbours has its own channel. Each send and each
-/// receive costs half the fixed per-message cost plus one copy of the message.
+/// receive costs half the fixed per-message cost plus one copy of the message. The message's
+/// bytes go through the channel (`msg_bytes` of the put, `guest::channel`): the receiver fetches
+/// the socket buffer's lines from the pCPU it was written on, at the host's cache-to-cache
+/// line cost (none on a host that does not price a line, such as seed 003's).
 pub fn imb(vcpus: u32, p: &ImbParams, tag: &str) -> Vec<ThreadGroupSpec> {
     let ranks = imb_ranks(vcpus, p);
+    // Validated to 1 B - 1 GiB (scenario/validate.rs), so it fits.
+    let msg_bytes = u32::try_from(p.msg_bytes).expect("imb msg_bytes validated to at most 1 GiB");
     let kib = p.msg_bytes as f64 / 1024.0;
     let copy_us = kib * p.copy_ns_per_kib / 1000.0;
     let side_us = p.per_msg_us / 2.0 + copy_us;
@@ -811,7 +821,7 @@ pub fn imb(vcpus: u32, p: &ImbParams, tag: &str) -> Vec<ThreadGroupSpec> {
     // The channel into rank `to` from its left (`from_left`) or right neighbour.
     let chan = |to: u32, from_left: bool| format!("{tag}.to{to}.from_{}", if from_left { "left" } else { "right" });
     let send = |to: u32, from_left: bool| {
-        vec![compute(DurationUs::fixed(side_us), mem), OpSpec::Put { queue: chan(to, from_left), capacity: IMB_INBOX_MSGS, msg_bytes: 0 }]
+        vec![compute(DurationUs::fixed(side_us), mem), OpSpec::Put { queue: chan(to, from_left), capacity: IMB_INBOX_MSGS, msg_bytes }]
     };
     let recv = |at: u32, from_left: bool| {
         vec![OpSpec::Get { queue: chan(at, from_left), capacity: IMB_INBOX_MSGS }, compute(DurationUs::fixed(side_us), mem)]

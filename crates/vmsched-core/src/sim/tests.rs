@@ -613,6 +613,30 @@ fn imb_exchange_finishes_under_dp_and_credit() {
     }
 }
 
+/// IMB's messages carry their bytes through the channel (`guest/channel.rs`): a rank reads
+/// each message's socket buffer, 3 + 1 lines of `sk_buff` and shared info plus 64 KiB / 64 =
+/// 1024 data lines, from the cache of the pCPU it was written on, and writes into buffers its
+/// receivers freed. On seed 003's host those lines cost nothing (not modelled: no published
+/// Harpertown figure, scenarios/dp-imb.toml), and nothing is counted; with the default host's
+/// line costs (75 / 200 cycles) the lines are counted and slow the ring. Each message crosses
+/// at most twice (to its reader, and back as a recycled buffer): at most 2 x 1028 lines per
+/// message, 8 ranks x 5000 messages.
+#[test]
+fn imb_messages_carry_their_bytes_between_pcpus() {
+    let host_costs = "ticket_transfer_cycles = 0, ticket_transfer_remote_cycles = 0";
+    assert!(DP_IMB.contains(host_costs), "seed 003's host leaves line transfers out");
+    let seed003 = run_text(DP_IMB, Some("credit"));
+    let priced = run_text(&DP_IMB.replace(host_costs, "ticket_transfer_cycles = 75, ticket_transfer_remote_cycles = 200"), Some("credit"));
+    assert_eq!(seed003.vms[0].message_line_transfers, 0);
+    let lines = priced.vms[0].message_line_transfers;
+    let msgs = 8 * 5000;
+    println!("{lines} lines for {msgs} messages ({:.0} per message)", lines as f64 / msgs as f64);
+    assert!(lines > msgs as u64 * 1028 / 4, "most messages cross pCPUs under credit: {lines} lines");
+    assert!(lines <= 2 * 1028 * msgs as u64, "{lines} lines");
+    let speed = |r: &Results| bench(r, 0, "throughput_mib_per_s");
+    assert!(speed(&priced) < speed(&seed003), "priced lines slow the ring: {:.1} vs {:.1} MiB/s", speed(&priced), speed(&seed003));
+}
+
 #[test]
 fn dp_without_high_affinity_tasks_schedules_exactly_like_credit() {
     // 64-byte messages: the copies are a sliver of each send and receive, and a blocked
