@@ -409,9 +409,7 @@ impl World {
             }
         }
         self.ac_refresh(v);
-        let busy = self.pcpus[p].busy_ns;
         let vc = &mut self.vcpus[v];
-        vc.left_busy_ns = busy;
         vc.last_pcpu = p;
         vc.exec_timer.cancel();
         vc.ple_spun_ns = 0;
