@@ -167,64 +167,58 @@ GAPS: dict[str, dict[str, str]] = {
     # -- seed 000: FlexCore (numbers: means over the simulation seeds 1-3, flexcore.SEEDS) --------
     "flexcore-fig2-fig8": {
         "dedup_ipi_pct_flexcore":
-            "model result 18 % (seed 14 %): started ballooned (6 vCPUs bound per VM) the model's dedup "
-            "loses no time to function-call IPIs (every target runs, 0.0 %), so the 18 % is the first "
-            "33 % of the run (until the vCPUs are bound, see flexcore-fig7 dedup_balloon_done_pct), "
-            "spent at the 2VM's 55 %",
+            "model result 19 % (seed 14 %): started ballooned (6 vCPUs bound per VM) the model's dedup "
+            "loses no time to function-call IPIs (every target runs, 0.0 %), so the 19 % is the first "
+            "40 % of the run (until the vCPUs are bound, see flexcore-fig7 dedup_balloon_done_pct), "
+            "spent at the 2VM's 57 %",
         "dedup_spin_pct_flexcore":
-            "model result 20 % (seed 4 %): dedup's kernel work is 220 spinlock sections of 0.5 µs per "
-            "iteration on two ticket locks (calibration.toml flexcore.dedup, session 7), and at 12 "
-            "vCPUs alone it already queues on them (the 1VM run spins 36 % of its guest CPU time). "
-            "Ballooned, 12 workers on 6 vCPUs still queue: started ballooned the run spins 24 % of its "
-            "guest CPU time; the seed's dedup, whose 2VM spin share the fit matches (14 %, seed 15 %), "
-            "falls to 4 %. Its locks must be less contended at 6 vCPUs than the model's two, which "
-            "carry all of dedup's kernel work (§4.2: 'a large number of synchronization operations'). "
-            "Spread over Linux 3.13's locks (session 11, not adopted: a page-table lock per "
-            "page, the zones' zone->lock and lru_lock per batch) it falls to 4.4 %, but then the 2VM "
-            "spin share, a baseline, is 4.5 % (seed 15 %; calibration.toml, session 11 record)",
+            "model result 25 % (seed 4 %): dedup's kernel work is 240 spinlock sections of 0.5 µs per "
+            "iteration on two ticket locks (calibration.toml flexcore.dedup, sessions 7 and 12), and "
+            "at 12 vCPUs alone it already queues on them (the 1VM run spins 41 % of its guest CPU "
+            "time). Ballooned, 12 workers on 6 vCPUs still queue: started ballooned the run spins "
+            "28 % of its guest CPU time; the seed's dedup, whose 2VM spin share the fit matches "
+            "(17 %, seed 15 %), falls to 4 %. Its locks must be less contended at 6 vCPUs than the "
+            "model's two, which carry all of dedup's kernel work (§4.2: 'a large number of "
+            "synchronization operations'). Spread over Linux 3.13's locks (session 11, before "
+            "session 12's refill fix, not adopted: a page-table lock per page, the zones' "
+            "zone->lock and lru_lock per batch) it fell to 4.4 %, but then the 2VM spin share, a "
+            "baseline, was 4.5 % (seed 15 %; calibration.toml, session 11 record)",
     },
     "flexcore-fig7": {
-        "dedup_reduction_pct":
-            "model result 57 % (seed 79.6 %): the seed's ballooned dedup runs in 0.65x its 1VM time "
-            "(3.2 x (1 - 0.796)), faster on 6 pCPUs than alone on 12; the model's FlexCore run takes "
-            "1.21x its 1VM time (19.7 against 16.3 s of seed time). Started ballooned (6 vCPUs each, "
-            "bound) it takes 0.97x: the short sections on ticket locks make the 1VM run spin 36 % of "
-            "its guest CPU time, and 6 polling vCPUs per VM cut that only to 24 %. The rest is the "
-            "33 % of the run before the vCPUs are bound (dedup_balloon_done_pct), spent at the 2VM "
-            "speed",
         "streamcluster_reduction_pct":
-            "model result 30.4 % (seed 42.4 %): the 2VM/1VM ratio is fitted (2.58, seed 2.6), but the "
+            "model result 30.0 % (seed 42.4 %): the 2VM/1VM ratio is fitted (2.65, seed 2.6), but the "
             "seed's FlexCore streamcluster runs in 1.50x its 1VM time, faster than half the 1VM "
-            "speed; the model's takes 1.79x (114.3 against 63.8 s of seed time), and 1.77x when "
+            "speed; the model's takes 1.85x (118.2 against 63.8 s of seed time), and 1.77x when "
             "started ballooned: at 12 dedicated vCPUs the model's streamcluster is nearly all useful "
             "work, so 6 vCPUs cannot beat half its speed. Guest scalability at 12 vCPUs is not "
             "modelled",
         "dedup_kernel_fc_pct_of_2vm":
-            "model result 28 % (seed 9.7 %): the FlexCore run's kernel time is 1.13x the 1VM's. "
-            "Started ballooned the model's dedup spends 0.69x the 1VM's kernel time (its sections "
-            "are fixed kernel work, 29 % of the 1VM's kernel time, plus native spin on the still "
-            "contended locks), and the first 33 % of the run spends at the 2VM's rate (3.98x the "
+            "model result 28 % (seed 9.7 %): the FlexCore run's kernel time is 1.22x the 1VM's. "
+            "Started ballooned the model's dedup spends 0.66x the 1VM's kernel time (its sections "
+            "are fixed kernel work, 26 % of the 1VM's kernel time, plus native spin on the still "
+            "contended locks), and the first 40 % of the run spends at the 2VM's rate (4.35x the "
             "1VM's). The seed's 9.7 % is 0.36x its 1VM kernel time (3.7 x 0.097) for the whole run, "
             "before-binding phase included",
         "vips_kernel_fc_pct_of_2vm":
-            "model result 21 % (seed 11.1 %): the FlexCore run spends its first 6.5 s (30 % of a "
-            "21.6 s run: the 3 s window, then the 3.5 s hotplug) at the 2VM's kernel rate, 8.2x the "
-            "1VM's, which alone is 1.3x the 1VM's kernel time (13 % of the 2VM's); the ballooned "
-            "rest adds 0.5x. The seed's 11.1 % in all (0.97x its 1VM kernel time) leaves no room "
+            "model result 23 % (seed 11.1 %): the FlexCore run spends its first 6.5 s (29 % of a "
+            "22.5 s run: the 3 s window, then the 3.5 s hotplug) at the 2VM's kernel rate, 8.0x the "
+            "1VM's, which alone is 1.26x the 1VM's kernel time (16 % of the 2VM's); the ballooned "
+            "rest adds 0.55x. The seed's 11.1 % in all (0.97x its 1VM kernel time) leaves no room "
             "for such a phase: its applications contend less before the ballooning (§3: 'before "
             "vCPU ballooning ... not much coordination'), which the model's workers, contending "
             "from the start, do not (see flexcore-fig7 swaptions_balloon_done_pct)",
         "swaptions_kernel_fc_pct_of_2vm":
-            "model result 15.4 % (seed 10.7 %): as vips, the 6.5 s before the binding (11 % of the "
-            "run) at the 2VM's kernel rate (8.8x the 1VM's) add 0.67x the 1VM's kernel time, the "
-            "ballooned rest 0.68x",
+            "model result 16.1 % (seed 10.7 %): as vips, the 6.5 s before the binding (11 % of the "
+            "run) at the 2VM's kernel rate (8.7x the 1VM's) add 0.66x the 1VM's kernel time, the "
+            "ballooned rest 0.73x",
         "streamcluster_kernel_fc_pct_of_2vm":
             "as dedup: the seed's 6.6 % is 0.42x its 1VM kernel time (6.3 x 0.066); the model's "
-            "FlexCore run's kernel time is 1.06x the 1VM's: the 6.6 s before the binding add 0.27x "
-            "(at the 2VM's rate), the ballooned rest 0.79x",
+            "FlexCore run's kernel time is 1.50x the 1VM's: the time before the binding (6.5 s on "
+            "two seeds, 20.1 s on the third; 10.8 s on average) adds 0.46x (at the 2VM's rate, "
+            "7.2x), the ballooned rest 1.04x",
         "swaptions_balloon_done_pct":
             "model result 11 %: decided at the 3 s check (the first with a full window, §3.1), "
-            "bound at 6.5-6.6 s of a 60.6 s run. The seed's 'nearly 25 %' with its 'approximately "
+            "bound at 6.51-6.52 s of a 60.7 s run. The seed's 'nearly 25 %' with its 'approximately "
             "500 kHz' before ballooning and Table 1 (8.13e7 PLE exits in a ~160 s 2VM run, 2.19e7 "
             "with FlexCore) puts its ballooning some 25-40 s into the run, far later than a 3 s "
             "window plus a 3.5 s hotplug; the seed's applications start with lighter phases (§3: "
@@ -233,30 +227,30 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "flexcore-table1": {
         "the PLE rate after ballooning is at least 10× lower than before, for every application":
-            "holds for vips, swaptions and streamcluster (45-175x lower); dedup's falls only 5.0x "
-            "(2,112 -> 425 kHz): ballooned, its 12 workers on 6 vCPUs still queue on the two ticket "
-            "locks (220 sections of 0.5 µs per iteration, fitted to Fig. 1 with Fig. 2; started "
-            "ballooned 24 % of guest CPU time spinning), and each waiter exits every ~3 µs (fixed "
+            "holds for vips, swaptions and streamcluster (45-177x lower); dedup's falls only 4.0x "
+            "(2,218 -> 558 kHz): ballooned, its 12 workers on 6 vCPUs still queue on the two ticket "
+            "locks (240 sections of 0.5 µs per iteration, fitted to Fig. 1 with Fig. 2; started "
+            "ballooned 28 % of guest CPU time spinning), and each waiter exits every ~3 µs (fixed "
             "4096-cycle window). The seed's dedup (98 % fewer PLE exits) spreads its kernel work "
             "over more locks: spread over Linux 3.13's split page-table locks and the zones' "
-            "zone->lock and lru_lock (session 11, not adopted) the model's falls from 2,048 to "
-            "0.016 kHz, but no such form refits Fig. 2's 2VM spin share (15 %) with its IPI share "
-            "(best 4.5 % at 54 %; calibration.toml, flexcore, session 11 record), so the two-lock "
-            "fit stays",
+            "zone->lock and lru_lock (session 11, before session 12's refill fix, not adopted) the "
+            "model's fell from 2,048 to 0.016 kHz, but no such form refitted Fig. 2's 2VM spin "
+            "share (15 %) with its IPI share (best 4.5 % at 54 %; calibration.toml, flexcore, "
+            "session 11 record), so the two-lock fit stays",
         "dedup_ple_flexcore_1e6":
-            "after ballooning dedup still spins on its two contended ticket locks (220 sections of "
-            "0.5 µs per iteration, fitted to Fig. 1 with Fig. 2): 425 kHz of PLE exits on dedicated "
-            "pCPUs, and the 33 % of the run before the binding at the 2VM's 2,112 kHz: 1.98e7, 10x the "
-            "seed's count",
+            "after ballooning dedup still spins on its two contended ticket locks (240 sections of "
+            "0.5 µs per iteration, fitted to Fig. 1 with Fig. 2): 558 kHz of PLE exits on dedicated "
+            "pCPUs, and the 40 % of the run before the binding at the 2VM's 2,218 kHz: 2.02e7, 11x "
+            "the seed's count",
         "swaptions_ple_flexcore_1e6":
             "the model balloons at 6.5 s of seed time (3 s window, 3.5 s hotplug) and exits little "
-            "after it (5 kHz), so FlexCore's count is about the 2VM rate (941 kHz) times 5.4 s: "
-            "5.1e6. The seed's 2.19e7 ('most PLEs are triggered before vCPU ballooning', §4.4) "
+            "after it (5 kHz), so FlexCore's count is about the 2VM rate (954 kHz) times 5.7 s: "
+            "5.5e6. The seed's 2.19e7 ('most PLEs are triggered before vCPU ballooning', §4.4) "
             "needs some 20-40 s of 2VM contention before its ballooning (see flexcore-fig7 "
             "swaptions_balloon_done_pct)",
         "streamcluster_ple_flexcore_1e6":
-            "as swaptions: bound at 6.5 s, 943 kHz before and 11 kHz after: 6.0e6 against the "
-            "seed's 3.61e7",
+            "as swaptions: bound at 6.5 s on two seeds and 20.1 s on the third, 977 kHz before and "
+            "11 kHz after: 15.1e6 against the seed's 3.61e7",
         "swaptions_ple_reduction_pct": "follows from swaptions_ple_flexcore_1e6 (the 2VM count is fitted)",
         "swaptions_ple_rate_before_khz":
             "the 2VM rate follows from the spin and IPI waiting at the Fig. 1 fit: with Linux 3.13's "
