@@ -434,7 +434,7 @@ GAPS: dict[str, dict[str, str]] = {
             "standard error of about 0.4 s, 6 points of gain); over seeds 1-64 Flex is ahead of "
             "FlexW alone (7.27 vs 7.58 s, sooner on 42) and the gain is 18.7 % (8.63 vs 7.27 s; "
             "MIX_SEEDS left at 1-8). Measured in between "
-            "(docs/policies.md ## flexs, session 12, with the fix): 10 ms with the two-window memory "
+            "(docs/policies.md ## flexs, measured in session 11 with the refill fix): 10 ms with the two-window memory "
             "22.8 %, 10 ms with history 0.99 19.8 %, 1 ms with the two-window memory 47.8 %; "
             "thresholds midway to the centre of the work range instead (0.205, 1.78 %, a rule "
             "considered and rejected before measuring: its BMPR threshold lies inside the work "
