@@ -42,8 +42,10 @@ pub struct HostStats {
 pub struct PcpuStats {
     /// NUMA node of the pCPU.
     pub node: u32,
-    /// Time spent running vCPUs (guest plus hypervisor work on their behalf).
+    /// Time spent running vCPUs (guest plus hypervisor work on their behalf). A background
+    /// spin (`host.background`) is neither busy nor idle time.
     pub busy_ns: Ns,
+    /// Time with nothing to run, outside background spins.
     pub idle_ns: Ns,
 }
 

@@ -191,6 +191,18 @@ impl World {
         }
     }
 
+    /// `pcpus[p].idle_ns` brought up to now without changing any state, by `close_idle`'s
+    /// rule (the open interval's part inside the background spin is not idle), so that when
+    /// the interval was last closed does not change what a reader sees.
+    pub(crate) fn idle_now(&self, p: PcpuId) -> Ns {
+        let pc = &self.pcpus[p];
+        let open = pc.idle_since.map_or(0, |since| {
+            let now = self.now();
+            now - since - overlap(since, now, pc.bg_start, pc.bg_until)
+        });
+        pc.idle_ns + open
+    }
+
     /// A vCPU dispatched onto `p` during its spin waits for the spin to end.
     pub(crate) fn background_left(&self, p: PcpuId) -> Ns {
         self.pcpus[p].bg_until.saturating_sub(self.now())

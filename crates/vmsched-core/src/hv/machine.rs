@@ -137,12 +137,27 @@ impl World {
         }
     }
 
+    /// `pcpus[p].busy_ns` brought up to now without changing any state: the vCPU running on
+    /// `p` is accounted lazily (`advance_time`, at its own events), so the stored value lags by
+    /// its open interval less the background debt it pays first, which `advance_time` does not
+    /// count as busy. Readers of another pCPU's busy time use this, so that when the
+    /// interval was last closed (e.g. by `pmu_refresh` at a scheduler timer, only when the
+    /// policy reads the PMU) does not change what they read.
+    pub(crate) fn busy_now(&self, p: PcpuId) -> Ns {
+        let pc = &self.pcpus[p];
+        let open = pc.cur.map_or(0, |v| {
+            let vc = &self.vcpus[v];
+            matches!(vc.run, RunState::Running(q) if q == p).then(|| (self.q.now() - vc.seg_start).saturating_sub(vc.bg_debt_ns)).unwrap_or(0)
+        });
+        pc.busy_ns + open
+    }
+
     /// Refill owed when thread `t` starts executing on pCPU `p`: its working set is warm where
     /// it last ran, less what other work (other vCPUs, or other threads of its own vCPU) ran
     /// there since. A thread that never ran owes nothing.
     pub(crate) fn thread_refill_ns(&self, t: usize, p: PcpuId) -> Ns {
         let Some((last, left_busy)) = self.threads[t].cache_at else { return 0 };
-        let foreign = self.pcpus[last].busy_ns.saturating_sub(left_busy);
+        let foreign = self.busy_now(last).saturating_sub(left_busy);
         let warmth = cache_warmth(&self.topo, &self.costs, last, p, foreign);
         refill_ns(&self.topo, &self.costs, last, p, self.threads[t].ws_kib, warmth, self.vms[self.threads[t].vm].memory_node)
     }
@@ -394,9 +409,7 @@ impl World {
             }
         }
         self.ac_refresh(v);
-        let busy = self.pcpus[p].busy_ns;
         let vc = &mut self.vcpus[v];
-        vc.left_busy_ns = busy;
         vc.last_pcpu = p;
         vc.exec_timer.cancel();
         vc.ple_spun_ns = 0;

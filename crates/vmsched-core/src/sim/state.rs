@@ -82,8 +82,6 @@ pub struct Vcpu {
     pub idx: u32,
     pub run: RunState,
     pub last_pcpu: PcpuId,
-    /// `pcpus[last_pcpu].busy_ns` when this vCPU left it.
-    pub left_busy_ns: Ns,
     pub state_since: Ns,
     /// Start of the current accounting segment while running.
     pub seg_start: Ns,
@@ -151,7 +149,6 @@ impl Vcpu {
             idx,
             run: if online { RunState::Blocked } else { RunState::Offline },
             last_pcpu: pcpu,
-            left_busy_ns: 0,
             state_since: 0,
             seg_start: 0,
             hv_debt_ns: 0,

@@ -858,21 +858,37 @@ fn a_vcpu_taken_offline_while_preempted_comes_back_online_not_preempted() {
     sim.run_until(t + 20 * NS_PER_MS).unwrap();
 }
 
-/// The same two VMs with FlexCore's full 3 s window: ballooned at about 59 ms and re-inflated
-/// near the end, a vCPU unplugged while preempted comes back online. It must come back halted
-/// and not reported preempted to its guest (the invariant checker caught the stale steal-time
-/// flag at 356 ms).
+/// The same two VMs with FlexCore's full 3 s window, seed 107: a vCPU is unplugged while
+/// preempted (at about 93 ms) and FlexCore later re-inflates, so it comes back online. It must
+/// come back halted and not reported preempted to its guest; the invariant checker (on here)
+/// fails the run at the next check if the steal-time flag is stale. The case depends on the
+/// trajectory (seed 3 produced it until session 12's fix of the refill model; seeds 1-106 do
+/// not now), so the test first asserts that it arose, observing every 0.5 ms (observation
+/// does not change a run: `sim::control` tests). The direct case, without FlexCore, is
+/// `a_vcpu_taken_offline_while_preempted_comes_back_online_not_preempted`.
 #[test]
 fn a_vcpu_unplugged_while_preempted_comes_back_not_preempted() {
     let text = include_str!("testdata/hv-debt-livelock.json").replace(", \"window\": \"available\"", "");
     assert!(!text.contains("\"window\""));
     let sc = crate::scenario::from_json_str(&text).unwrap();
-    let ov = Overrides { scheduler: None, seed: Some(3), check: true };
-    let r = Simulation::new(&sc, &ov).unwrap().run().unwrap();
-    assert!(r.actions.iter().any(|a| matches!(a.action, crate::controllers::Action::SetOnlineVcpus { count: 12, .. })), "never re-inflated");
-    for vm in 0..2 {
-        assert!(completion(&r, vm) / 1e6 < 1000.0);
+    let ov = Overrides { scheduler: None, seed: Some(107), check: true };
+    let mut sim = Simulation::new(&sc, &ov).unwrap();
+    let (mut t, mut down, mut came_back) = (0, Vec::new(), 0);
+    while sim.w.vms.iter().any(|m| m.finished_at.is_none()) {
+        t += NS_PER_MS / 2;
+        assert!(t < 1000 * NS_PER_MS, "the VMs did not finish within 1 s");
+        sim.run_until(t).unwrap();
+        for (v, vc) in sim.w.vcpus.iter().enumerate() {
+            if vc.run == RunState::Offline && vc.steal_preempted && !down.contains(&v) {
+                down.push(v);
+            }
+            if vc.online && down.contains(&v) {
+                came_back += 1;
+                down.retain(|&u| u != v);
+            }
+        }
     }
+    assert!(came_back > 0, "no vCPU unplugged while preempted came back online: the case did not arise");
 }
 
 /// One 2-vCPU VM on 2 pCPUs, two threads of one process: each takes lock `io` for 200 µs, works
