@@ -100,25 +100,26 @@ text and the sources, not on results):
   within an L2, 200-400 across dies; docs/policies.md ## dp) DP / credit stays 0.96-1.01.
 
 The seed's figures carry no numbers in its text, so every result here is directional and
-nothing is fitted. Full mode (``vmsched reproduce dp-stream dp-epcc dp-imb -j 2``, session
-11 after its last step, Xen 3.4's credit reset to 0 above 300 (``hv/sched/credit.rs``; the
-steps before halved it as later Xen does)), DP / credit: STREAM best rate 1.12, 1.11, 1.08,
-1.06, 1.05, 1.08 at 1-32 MiB (run mean per thread 2.11, 1.95, 1.82, 1.73, 1.55, 1.40; step 3,
-halving: 1.12, 1.08, 1.05, 1.03, 1.09, 1.06). IMB (step 5, IMB 3.x's repetitions; the reset
-changes none of its runs), DP / credit: Sendrecv 1.000, 1.002, 0.986 at 1, 16, 128 KiB,
-Exchange 1.000, 0.953, 0.952 (step 3: 1.000, 1.002, 0.988 and 0.9996, 1.002, 0.978). EPCC
-(syncbench 2.0's run length), credit vs DP, session 12 (``vmsched reproduce dp-stream dp-epcc
--j 1``), without pause-loop exiting, which the seed's host does not have (paravirtualised
-guests on Xeon 5405s; ``dp-epcc.toml``): suite 2438 vs 2424, 3214 vs 3229, 5321 vs 5412, 51884
-vs 18906 ms at 2, 4, 6, 8 threads, the critical loop a tie at every count (session 11 with
-PLE: 2378 vs 2422, 2532 vs 2831, 4569 vs 4879, 49302 vs 15692; DP was behind at 2-6 threads
-because PLE's yields let credit run a preempted lock holder elsewhere while DP's pins kept it
-waiting, docs/policies.md ## dp; step 4, halving: 2411 vs 2472, 2565 vs 2959, 5019 vs 4815,
-38738 vs 17247; step 3: 6.2, 9.6, 13.2, 14.6 ms under both, a tie); DP is far ahead at 8
-threads (mostly in the reduction loop, where credit's preempted spinning teams wait
-longest). STREAM's figures are the same with PLE off. Five of the seven claims hold,
-STREAM's three and EPCC's two; the reasons for IMB's are in ``expected.GAPS``. Every run ends
-when the benchmark VM finishes (``library``; the figures are identical to runs to the horizon).
+nothing is fitted. Full mode, session 12's final main (``vmsched reproduce --all -j 2``: the
+refill fix, hv/machine.rs ``busy_now``; no pause-loop exiting, which the seed's host does not
+have: paravirtualised guests on Xeon 5405s, ``dp-epcc.toml``; Xen 3.4's credit reset to 0
+above 300, ``hv/sched/credit.rs``), DP / credit: STREAM best rate 1.11, 1.11, 1.08, 1.06,
+1.10, 1.09 at 1-32 MiB (run mean per thread 2.06, 2.00, 1.83, 1.74, 1.54, 1.42). EPCC
+(syncbench 2.0's run length), credit vs DP: suite 2442 vs 2415, 3224 vs 3222, 5347 vs 5184,
+52592 vs 18250 ms at 2, 4, 6, 8 threads; DP is far ahead at 8 threads (mostly in the
+reduction loop, where credit's preempted spinning teams wait longest). IMB, DP / credit:
+Sendrecv 1.000, 1.04, 0.959 at 1, 16, 128 KiB, Exchange 1.000, 0.941, 0.967. Five of the
+seven claims hold, STREAM's three and EPCC's two; the reasons for IMB's are in
+``expected.GAPS``. Every run ends when the benchmark VM finishes (``library``; the figures
+are identical to runs to the horizon). Before (session 11's final main, with PLE and the
+stale refill read): STREAM 1.12, 1.11, 1.08, 1.06, 1.05, 1.08; EPCC 2378 vs 2422, 2532 vs
+2831, 4569 vs 4879, 49302 vs 15692 ms (DP behind at 2-6 threads because PLE's yields let
+credit run a preempted lock holder elsewhere while DP's pins kept it waiting; session 12,
+docs/policies.md ## dp; without PLE alone, before the refill fix: 2438 vs 2424, 3214 vs
+3229, 5321 vs 5412, 51884 vs 18906, the critical loop a tie at every count); IMB Sendrecv
+1.000, 1.002, 0.986, Exchange 1.000, 0.953, 0.952 (session 11, step 5). Session 11's
+earlier steps: step 4 with halving 2411 vs 2472, 2565 vs 2959, 5019 vs 4815, 38738 vs 17247;
+step 3 6.2, 9.6, 13.2, 14.6 ms under both, a tie.
 (Session 11, step 2, with the unsourced 200 / 300 us spins: STREAM 1.07, 1.11, 1.08, 0.96,
 1.03, 1.11, EPCC 8 threads 503 vs 805 ms; STREAM's first and EPCC's two held.)
 
