@@ -116,6 +116,14 @@ SEED: dict[str, dict[str, Seed]] = {
         "tput_per_util_gain_csrc_pct": Seed(15, f"{S001} §6, Figure 15: peak throughput per CPU utilisation +15 %"),
         "resp_reduction_near_peak_pct": Seed(50, f"{S001} abstract, §6, Figure 17: 'up to 50 %' faster response"),
         "resp_original_peak_ms": Seed(0.32, f"{S001} §4.1, Figure 4: total response time at 9 tiles"),
+        "resp_original_one_tile_ms": Seed(0.13, f"{S001} §4.1, Figure 4: 'from 0.13ms to 0.32ms', the total response time at 1 tile"),
+        "busy_growth_2_over_1": Seed(1.99, f"{S001} §4.1, Figure 4: '2-tile load provides 99% increase in CPU utilization over 1-tile'"),
+        "busy_growth_4_over_2": Seed(2.11, f"{S001} §4.1, Figure 4: '4-tile achieves 111% CPU utilization increase over 2-tile'"),
+        "busy_growth_8_over_4": Seed(3.19, f"{S001} §4.1, Figure 4: '8-tile consumes 219% more CPU resources than 4-tile'"),
+        "cpi_growth_original": Seed(1.88, f"{S001} §4.1, Figure 7: 'CPI increases sharply as throughput grows (88% increase from 1-tile to 9-tile)'"),
+        "llc_miss_growth_original": Seed(2.67, f"{S001} §4.1, Figure 8: 'Cache miss rate of LLC increases by 2.67x ... from 1-tile to 9-tile' (read as 2.67 times)"),
+        "cpi_reduction_csrc_pct": Seed(6, f"{S001} §6, Figure 19: 'CPI of optimized CSRC method obtains 6% reduction than original result at 9-tile'"),
+        "llc_miss_reduction_csrc_pct": Seed(6, f"{S001} §6, Figure 19: '6% reduction for LLC'"),
     },
     # -- seed 002: Flex (slides; its other results are directional, see flex.py's claims) ----
     "flex-parallel": {

@@ -16,8 +16,11 @@
 //! `refill_by_memory_node` it goes by where the memory is: whatever part is refilled from DRAM
 //! (after any move, or after eviction on the same pCPU) pays the remote rate when the pCPU's
 //! node is not the VM's `memory_node`, the local rate when it is.
+//! Optionally (`llc_stall_at_capacity_ratio` > 0) shared-LLC pressure: guest compute on a
+//! socket costs more cycles per instruction as the footprint active on its LLC grows
+//! (`llc_pressure`, the power law of cache misses; the footprint is kept by `hv::llc`).
 //! Leaves out: SMT siblings, frequency scaling, memory-bandwidth contention between pCPUs,
-//! per-instruction timing. Every cost is a named parameter; defaults and sources are listed in
+//! per-instruction timing other than the LLC stall. Every cost is a named parameter; defaults and sources are listed in
 //! `docs/model.md` and next to each field.
 
 use serde::{Deserialize, Serialize};
@@ -139,6 +142,25 @@ pub struct CostParams {
     /// limit (any working set fits). Seed 003 §5.1 (Xeon 5405: two 6 MB L2 per quad-core
     /// package) gives 12288 per socket.
     pub llc_kib: u32,
+    /// Shared-LLC pressure on guest compute (`llc_pressure`, `hv::llc`): cycles stalled on
+    /// LLC misses per cycle of work when the footprint active on the socket's LLC equals
+    /// `llc_kib`. The cost of an instruction then grows with the active footprint F as
+    /// `1 + llc_stall_at_capacity_ratio x (F / llc_kib)^llc_miss_exponent`. 0 = not modelled
+    /// (default; needs `llc_kib`). No source gives it for a host: fitted per seed (seed 001:
+    /// calibration.toml `csrc.host.llc_stall_at_capacity_ratio`, to the original Xen's CPI
+    /// growth with load, seed 001 §4.1 Figure 7).
+    pub llc_stall_at_capacity_ratio: f64,
+    /// The window over which a thread that stopped running still occupies the socket's LLC:
+    /// its working set counts in the active footprint with weight exp(-age / window) after
+    /// it last ran there (running threads count whole). 0 = only the running threads. Fitted
+    /// with the stall ratio (seed 001: to the original's LLC miss-rate growth, Figure 8).
+    pub llc_window_ns: Ns,
+    /// Exponent of the power law of cache misses: a workload's miss rate varies with the
+    /// cache it gets as C^-alpha (Hartstein, Srinivasan, Puzak, Emma, "Cache miss behavior: is
+    /// it sqrt 2?", Computing Frontiers 2006: alpha between 0.3 and 0.7, about 1/2 for large
+    /// workloads). With the LLC shared in proportion to the footprints, a thread's share is
+    /// `llc_kib x ws / F`, so its miss rate per instruction grows as (F / llc_kib)^alpha.
+    pub llc_miss_exponent: f64,
 }
 
 impl Default for CostParams {
@@ -170,6 +192,9 @@ impl Default for CostParams {
             cross_socket_vipi_lines: false,
             numa_slowdown_per_distance: 1.0,
             llc_kib: 0,
+            llc_stall_at_capacity_ratio: 0.0,
+            llc_window_ns: 0,
+            llc_miss_exponent: 0.5,
         }
     }
 }
@@ -297,6 +322,21 @@ pub fn cache_warmth(topo: &Topology, costs: &CostParams, from: usize, to: usize,
     }
 }
 
+/// Shared-LLC pressure on a socket whose LLC holds an active footprint of `footprint_kib`
+/// (`hv::llc` sums it over the threads that ran there lately): (the LLC misses per instruction
+/// relative to a footprint the size of the LLC, the cycles per instruction relative to no
+/// misses). Misses follow the power law of cache misses with the LLC shared in proportion to
+/// the footprints (`llc_miss_exponent`); each miss stalls for a fixed time, so the stall per
+/// instruction is proportional to the miss rate (`llc_stall_at_capacity_ratio` at F = LLC).
+/// (0, 1) when the model is off.
+pub fn llc_pressure(costs: &CostParams, footprint_kib: f64) -> (f64, f64) {
+    if costs.llc_stall_at_capacity_ratio <= 0.0 || costs.llc_kib == 0 {
+        return (0.0, 1.0);
+    }
+    let miss = (footprint_kib.max(0.0) / costs.llc_kib as f64).powf(costs.llc_miss_exponent);
+    (miss, 1.0 + costs.llc_stall_at_capacity_ratio * miss)
+}
+
 /// The part of a working set a core's share of the LLC holds (all of it without `llc_kib`).
 pub fn cached_kib(topo: &Topology, costs: &CostParams, ws_kib: u32) -> u32 {
     if costs.llc_kib == 0 {
@@ -364,6 +404,21 @@ mod tests {
         assert_eq!(refill_ns(&topo, &llc, 1, 2, 512, 0.0, 0), refill_ns(&topo, &unbounded, 1, 2, 512, 0.0, 0));
         assert_eq!(refill_ns(&topo, &llc, 1, 2, 8192, 0.0, 0), refill_ns(&topo, &unbounded, 1, 2, 1024, 0.0, 0));
         assert_eq!(cached_kib(&topo, &llc, 8192), 1024);
+    }
+
+    /// The power law with the exponent 1/2: four times the footprint doubles the misses per
+    /// instruction, and the stall grows with them.
+    #[test]
+    fn llc_stall_grows_with_the_square_root_of_the_active_footprint() {
+        let off = CostParams { llc_kib: 12_288, ..CostParams::default() };
+        assert_eq!(llc_pressure(&off, 50_000.0), (0.0, 1.0), "off by default");
+        let c = CostParams { llc_kib: 12_288, llc_stall_at_capacity_ratio: 0.8, ..CostParams::default() };
+        // F = LLC: miss 1, CPI 1 + 0.8.
+        assert_eq!(llc_pressure(&c, 12_288.0), (1.0, 1.8));
+        // F = LLC / 4: miss (1/4)^0.5 = 0.5, CPI 1 + 0.8 x 0.5 = 1.4.
+        let (m, s) = llc_pressure(&c, 3_072.0);
+        assert!((m - 0.5).abs() < 1e-12 && (s - 1.4).abs() < 1e-12, "{m} {s}");
+        assert_eq!(llc_pressure(&c, 0.0), (0.0, 1.0));
     }
 
     /// Seed 001's host as scenarios/consolidation-specvirt.toml sets it (2 x 3 cores).

@@ -134,6 +134,7 @@ impl World {
         }
         if let (RunState::Running(p), Some(t)) = (self.vcpus[v].run, self.vcpus[v].cur) {
             self.threads[t].cache_at = Some((p, self.pcpus[p].busy_ns));
+            self.llc_touch(t, p);
         }
     }
 
@@ -227,7 +228,7 @@ impl World {
             vc.t.irq += dt;
             return;
         };
-        let speed = self.speed(p, t);
+        let speed = self.speed(v, p, t);
         let th = &mut self.threads[t];
         let vc = &mut self.vcpus[v];
         match &mut th.act {
@@ -235,6 +236,11 @@ impl World {
                 *left -= dt as f64 * speed;
                 vc.t.useful += dt;
                 th.slice_used_ns += dt;
+                let pc = &mut self.pcpus[p];
+                let work = dt as f64 / vc.llc_cpi_factor;
+                pc.llc_compute_ns += dt as f64;
+                pc.llc_work_ns += work;
+                pc.llc_miss_work_ns += work * vc.llc_miss_rate_rel;
             }
             Activity::LockGranted { left, .. } => {
                 *left = left.saturating_sub(dt);
@@ -269,13 +275,16 @@ impl World {
         }
     }
 
-    fn speed(&self, p: PcpuId, t: ThreadId) -> f64 {
+    /// Work done per ns of guest compute by thread `t` of vCPU `v` on pCPU `p`: remote memory
+    /// (`Topology::mem_speed`) and the socket's LLC pressure at `v`'s dispatch (`hv::llc`).
+    fn speed(&self, v: VcpuId, p: PcpuId, t: ThreadId) -> f64 {
+        let llc = 1.0 / self.vcpus[v].llc_cpi_factor;
         match self.threads[t].act {
             Activity::Compute { mem_fraction, .. } if mem_fraction > 0.0 => {
                 let vm = &self.vms[self.threads[t].vm];
-                self.topo.mem_speed(&self.costs, p, vm.memory_node, mem_fraction)
+                llc * self.topo.mem_speed(&self.costs, p, vm.memory_node, mem_fraction)
             }
-            _ => 1.0,
+            _ => llc,
         }
     }
 
@@ -321,7 +330,7 @@ impl World {
                     let own = match &th.act {
                         Activity::Ready => Some(t0),
                         Activity::Compute { left, .. } => {
-                            let speed = self.speed(p, t);
+                            let speed = self.speed(v, p, t);
                             Some(t0 + (left.max(0.0) / speed).ceil() as Ns)
                         }
                         Activity::LockGranted { left, .. } => Some(t0 + left),
@@ -436,6 +445,7 @@ impl World {
         let refill = self.vcpus[v].cur.map_or(0, |t| self.thread_refill_ns(t, p));
         self.pcpus[p].cur = Some(v);
         self.pcpu_cur[p] = Some(v);
+        self.llc_sample(v, p);
         if last != p {
             self.vcpus[v].migrations += 1;
             self.pcpus[p].migrations_in += 1;

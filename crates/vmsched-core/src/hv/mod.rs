@@ -2,6 +2,7 @@
 
 pub mod background;
 pub mod halt_poll;
+pub mod llc;
 pub mod machine;
 pub mod perfcounters;
 pub mod sched;

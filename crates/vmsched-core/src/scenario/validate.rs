@@ -397,6 +397,17 @@ fn check_costs(h: &HostSpec) -> Res {
             ),
         );
     }
+    if c.llc_stall_at_capacity_ratio > 0.0 {
+        if c.llc_kib == 0 {
+            return err("host.costs.llc_kib", "must be > 0 (the socket's LLC size) when llc_stall_at_capacity_ratio is set");
+        }
+        if !(c.llc_miss_exponent > 0.0 && c.llc_miss_exponent <= 1.0) {
+            return err(
+                "host.costs.llc_miss_exponent",
+                format!("must lie in (0, 1] (the power law of cache misses: 0.3-0.7 measured), got {}", c.llc_miss_exponent),
+            );
+        }
+    }
     Ok(())
 }
 
@@ -1610,6 +1621,19 @@ threads = 2
         assert_path(
             &with_host("cores_per_socket = 2\n[host.costs]\nprivate_cache_kib = 256\nllc_refill_ns_per_mib = 200000"),
             "host.costs.llc_refill_ns_per_mib",
+        );
+    }
+
+    #[test]
+    fn an_llc_stall_without_an_llc_size_or_with_a_bad_exponent_names_the_field() {
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nllc_stall_at_capacity_ratio = 0.5"), "host.costs.llc_kib");
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\nllc_kib = 12288\nllc_stall_at_capacity_ratio = 0.5\nllc_miss_exponent = 0"),
+            "host.costs.llc_miss_exponent",
+        );
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\nllc_kib = 12288\nllc_stall_at_capacity_ratio = 0.5\nllc_miss_exponent = 1.5"),
+            "host.costs.llc_miss_exponent",
         );
     }
 

@@ -110,6 +110,8 @@ pub struct World {
     pub(crate) background: Option<crate::hv::background::Background>,
     /// Virtual PMUs of the vCPUs (synthesised only for policies that read them).
     pub(crate) pmu: crate::hv::perfcounters::Pmu,
+    /// Shared-LLC pressure: each socket's recent footprint (`hv::llc`).
+    pub(crate) llc: crate::hv::llc::LlcSockets,
 }
 
 pub struct Simulation {
@@ -164,6 +166,7 @@ impl Simulation {
         let topo = Topology::new(sc.host.sockets, sc.host.cores_per_socket, sc.host.numa_nodes, sc.host.numa_distance.clone(), sc.host.cpu_ghz);
         let costs = sc.host.costs.clone();
         let n_p = topo.n_pcpus();
+        let n_sockets = topo.sockets as usize;
         let pcpus = (0..n_p)
             .map(|p| Pcpu { socket: topo.socket_of(p), node: topo.node_of(p), idle_since: Some(0), ..Default::default() })
             .collect();
@@ -203,6 +206,7 @@ impl Simulation {
             halt_poll,
             background,
             pmu: Default::default(),
+            llc: crate::hv::llc::LlcSockets::new(n_sockets),
         };
         let (mut all_finite, mut any_finite) = (true, false);
         let mut global_vcpu = 0usize;

@@ -49,6 +49,11 @@ pub struct Pcpu {
     pub bg_start: Ns,
     pub bg_until: Ns,
     pub bg_ns: Ns,
+    /// Guest compute run here, and its work in time at no LLC stall (`hv::llc`), and that
+    /// work weighted by the relative miss rate (ns).
+    pub llc_compute_ns: f64,
+    pub llc_work_ns: f64,
+    pub llc_miss_work_ns: f64,
 }
 
 /// A unit of interrupt work the vCPU runs before resuming its thread.
@@ -140,6 +145,11 @@ pub struct Vcpu {
     /// The address space whose translations this vCPU holds (`active_mm`; lazy while idle),
     /// see `guest::mm`.
     pub loaded_mm: Option<usize>,
+    /// Shared-LLC pressure sampled at its last dispatch (`hv::llc`): cycles per instruction
+    /// of its guest compute relative to no LLC misses, and its misses per instruction
+    /// relative to a footprint the size of the LLC.
+    pub llc_cpi_factor: f64,
+    pub llc_miss_rate_rel: f64,
 }
 
 impl Vcpu {
@@ -185,6 +195,8 @@ impl Vcpu {
             halt_polls: 0,
             halt_polls_successful: 0,
             loaded_mm: None,
+            llc_cpi_factor: 1.0,
+            llc_miss_rate_rel: 0.0,
         }
     }
     pub fn count_exit(&mut self, r: ExitReason) {
@@ -287,6 +299,9 @@ pub struct Thread {
     /// Coherence misses on pipe/socket state owed by this thread, paid with its next compute
     /// (`guest::channel`).
     pub comm_debt_ns: Ns,
+    /// The socket whose LLC last held this thread's working set and when it last ran there
+    /// (`hv::llc`; None: never ran, or the LLC pressure model is off).
+    pub llc_touch: Option<(usize, Ns)>,
 }
 
 /// Where a new guest thread starts and what it runs.
@@ -328,6 +343,7 @@ impl Thread {
             forks: 0,
             request_since: None,
             cache_at: None,
+            llc_touch: None,
             blocked_at: 0,
             comm_debt_ns: 0,
             ac: Default::default(),

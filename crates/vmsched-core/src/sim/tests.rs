@@ -1005,3 +1005,75 @@ fn stop_when_finite_done_without_a_finite_vm_runs_to_the_horizon_if_not_validate
     let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
     assert_eq!(sim.run().unwrap().sim_time_ns, 30 * NS_PER_MS);
 }
+
+/// Shared-LLC pressure (`hv::llc`, `host::llc_pressure`): a thread computing beside another
+/// VM's thread on the same socket runs slower per instruction than alone, by the power law.
+/// LLC 1024 KiB, stall ratio 1, exponent 1/2, window 0 (only running threads count), each
+/// thread's working set 1024 KiB. VM a wakes every 1000 us and computes 1000 us of work, 20
+/// times, on pCPU 0; in "shared" a hog of VM b computes all the time on pCPU 1 of the same
+/// socket. Each compute of a samples F at its thread's switch-in:
+/// - alone: F = 1024 (a itself), miss (1024/1024)^0.5 = 1, CPI 1 + 1 x 1 = 2: 20 x 1000 us x 2
+///   = 40 ms of compute;
+/// - shared: F = 2048, miss 2^0.5, CPI 1 + 1.414 = 2.414: 20 x 1000 us x 2.414 = 48.28 ms;
+/// - model off (stall ratio 0): 20 ms.
+/// (The execution timer rounds each compute up to a whole ns: at most 20 ns over.)
+#[test]
+fn two_vms_sharing_an_llc_run_slower_per_instruction_than_one_alone() {
+    let text = |stall: f64, hog: bool| {
+        let hog_vm = if hog {
+            r#"
+[[vms]]
+name = "hog"
+vcpus = 1
+pin = [1]
+[[vms.workloads]]
+kind = "custom"
+groups = [{ threads = 1, working_set_kib = 1024, program = [
+  { op = "forever", body = [ { op = "compute", us = { dist = "exp", mean_us = 3000 } } ] },
+] }]
+"#
+        } else {
+            ""
+        };
+        format!(
+            r#"
+name = "llc-pressure"
+seed = 3
+duration_ms = 100
+[host]
+sockets = 1
+cores_per_socket = 2
+[host.costs]
+llc_kib = 1024
+llc_stall_at_capacity_ratio = {stall}
+llc_window_ns = 0
+[hypervisor]
+scheduler = "credit"
+[[vms]]
+name = "a"
+vcpus = 1
+pin = [0]
+[[vms.workloads]]
+kind = "custom"
+groups = [{{ threads = 1, working_set_kib = 1024, program = [
+  {{ op = "loop", count = 20, body = [
+    {{ op = "sleep", us = 1000 }},
+    {{ op = "compute", us = 1000 }},
+  ] }},
+] }}]
+{hog_vm}"#
+        )
+    };
+    let useful_us = |r: &Results| r.vms[0].guest_ns.on_cpu.useful as f64 / 1e3;
+    let off = run_text(&text(0.0, true), None);
+    let alone = run_text(&text(1.0, false), None);
+    let shared = run_text(&text(1.0, true), None);
+    println!("a's compute: off {} us, alone {} us, shared {} us", useful_us(&off), useful_us(&alone), useful_us(&shared));
+    assert!(off.vms[0].finished && alone.vms[0].finished && shared.vms[0].finished);
+    assert!((useful_us(&off) - 20_000.0).abs() <= 0.02, "model off: 20 ms");
+    assert!((useful_us(&alone) - 40_000.0).abs() <= 0.02, "alone: CPI 2");
+    let want = 20_000.0 * (1.0 + 2f64.sqrt());
+    assert!((useful_us(&shared) - want).abs() <= 0.02, "shared: CPI 1 + sqrt 2, want {want} us");
+    assert!((alone.totals.llc_cpi_factor - 2.0).abs() < 1e-9, "{}", alone.totals.llc_cpi_factor);
+    assert_eq!(off.totals.llc_cpi_factor, 1.0);
+}
