@@ -351,6 +351,13 @@ pub fn cached_kib(topo: &Topology, costs: &CostParams, ws_kib: u32) -> u32 {
 /// `private_cache_kib`, also the re-fetch from the LLC of the warm part the old core's private
 /// cache held.
 pub fn refill_ns(topo: &Topology, costs: &CostParams, from: usize, to: usize, ws_kib: u32, warmth: f64, mem_node: u32) -> Ns {
+    let (dram, llc) = refill_parts_ns(topo, costs, from, to, ws_kib, warmth, mem_node);
+    (dram + llc).round() as Ns
+}
+
+/// `refill_ns` in its two parts: (the time re-fetching from memory, i.e. LLC misses; the time
+/// re-fetching from the LLC into the new core's private cache).
+pub fn refill_parts_ns(topo: &Topology, costs: &CostParams, from: usize, to: usize, ws_kib: u32, warmth: f64, mem_node: u32) -> (f64, f64) {
     let cached = cached_kib(topo, costs, ws_kib);
     let mib = cached as f64 / 1024.0;
     let mut t = mib * (1.0 - warmth) * costs.cache_refill_ns_per_mib as f64;
@@ -362,11 +369,12 @@ pub fn refill_ns(topo: &Topology, costs: &CostParams, from: usize, to: usize, ws
     if remote {
         t *= costs.cross_socket_refill_factor;
     }
+    let mut llc = 0.0;
     if topo.socket_of(from) == topo.socket_of(to) && from != to && costs.private_cache_kib > 0 {
         let private_mib = cached.min(costs.private_cache_kib) as f64 / 1024.0;
-        t += private_mib * warmth * costs.llc_refill_ns_per_mib as f64;
+        llc = private_mib * warmth * costs.llc_refill_ns_per_mib as f64;
     }
-    t.round() as Ns
+    (t, llc)
 }
 
 #[cfg(test)]

@@ -14,8 +14,13 @@
 //!   its guest compute at 1 / the CPI factor of `llc_pressure` until the next sample: work
 //!   `w` takes `w x CPI factor` of time. Between samples a vCPU has one speed (the execution
 //!   timer and the accounting agree);
-//! - totals: the CPI factor and the relative miss rate per instruction of guest compute
-//!   (`llc_cpi_factor`, `llc_miss_rate_rel`: instruction-weighted means over the run).
+//! - totals, as a processor's counters see guest compute (its cycles over its instructions,
+//!   cache refills included: `metrics::results`): `llc_cpi_factor`, the cycles of guest
+//!   compute and of the threads' cache refills (`host::refill_ns`, charged at each
+//!   switch-in) per cycle of work without stall; `llc_miss_rate_rel`, the LLC misses per
+//!   instruction counted in stall time: the LLC stall of compute plus the refills' part from
+//!   memory, per cycle of work (every miss to memory taken to stall alike). Both grow with
+//!   the footprint and with the switches that force refills.
 //!
 //! Leaves out: the hypervisor's own footprint and CPI (exit, switch and tasklet costs stay
 //! fixed times), the TLB (seed Figure 8's other miss rate), interrupt handlers' and
@@ -110,9 +115,6 @@ impl World {
             return;
         }
         let f = self.llc_footprint_kib(self.topo.socket_of(p) as usize);
-        let (miss, cpi) = llc_pressure(&self.costs, f);
-        let vc = &mut self.vcpus[v];
-        vc.llc_miss_rate_rel = miss;
-        vc.llc_cpi_factor = cpi;
+        self.vcpus[v].llc_cpi_factor = llc_pressure(&self.costs, f).1;
     }
 }

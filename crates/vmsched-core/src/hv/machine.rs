@@ -23,7 +23,7 @@
 //! vCPU next runs if it was descheduled at the exit).
 
 use crate::engine::Ns;
-use crate::host::{cache_warmth, refill_ns, ExitReason};
+use crate::host::{cache_warmth, refill_parts_ns, ExitReason};
 use crate::hv::sched::{HvScheduler, Reason, SchedRequest, SchedView, VcpuFacts};
 use crate::sim::state::*;
 use crate::sim::{Ev, World};
@@ -156,11 +156,19 @@ impl World {
     /// Refill owed when thread `t` starts executing on pCPU `p`: its working set is warm where
     /// it last ran, less what other work (other vCPUs, or other threads of its own vCPU) ran
     /// there since. A thread that never ran owes nothing.
-    pub(crate) fn thread_refill_ns(&self, t: usize, p: PcpuId) -> Ns {
+    /// Charged to pCPU `p`'s LLC accounting (`hv::llc`): the refill's time and its part from
+    /// memory (LLC misses).
+    pub(crate) fn thread_refill_ns(&mut self, t: usize, p: PcpuId) -> Ns {
         let Some((last, left_busy)) = self.threads[t].cache_at else { return 0 };
         let foreign = self.busy_now(last).saturating_sub(left_busy);
         let warmth = cache_warmth(&self.topo, &self.costs, last, p, foreign);
-        refill_ns(&self.topo, &self.costs, last, p, self.threads[t].ws_kib, warmth, self.vms[self.threads[t].vm].memory_node)
+        let (dram, llc) =
+            refill_parts_ns(&self.topo, &self.costs, last, p, self.threads[t].ws_kib, warmth, self.vms[self.threads[t].vm].memory_node);
+        let r = (dram + llc).round() as Ns;
+        let pc = &mut self.pcpus[p];
+        pc.llc_refill_ns += r as f64;
+        pc.llc_refill_dram_ns += dram;
+        r
     }
 
     /// Interrupts are masked on `v`: its thread spins for, or holds, a spinlock taken with
@@ -240,7 +248,6 @@ impl World {
                 let work = dt as f64 / vc.llc_cpi_factor;
                 pc.llc_compute_ns += dt as f64;
                 pc.llc_work_ns += work;
-                pc.llc_miss_work_ns += work * vc.llc_miss_rate_rel;
             }
             Activity::LockGranted { left, .. } => {
                 *left = left.saturating_sub(dt);

@@ -129,9 +129,10 @@ pub struct Totals {
     pub idle_while_waiting_fraction: f64,
     /// Policy-specific event counters (`HvScheduler::counters`), by name.
     pub scheduler_counters: BTreeMap<String, u64>,
-    /// Shared-LLC pressure (`hv::llc`), instruction-weighted over the run's guest compute:
-    /// cycles per instruction relative to no LLC stall (1 when off), and misses per
-    /// instruction relative to a footprint the size of the LLC (0 when off).
+    /// Shared-LLC pressure and cache refills (`hv::llc`) over the run's guest compute: cycles
+    /// of compute and refills per cycle of work without stall (1 with neither), and the LLC
+    /// misses per instruction in stall time (LLC stall and refills from memory per cycle of
+    /// work; 0 with neither).
     pub llc_cpi_factor: f64,
     pub llc_miss_rate_rel: f64,
 }
@@ -274,8 +275,8 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         .collect();
     let (dya, dys) = w.sched.as_ref().map_or((0, 0), |s| s.yield_stats());
     let sum = |f: &dyn Fn(&PcpuResult) -> f64| pcpus.iter().map(f).sum::<f64>();
-    let (compute, work, miss_work) = w.pcpus.iter().fold((0.0, 0.0, 0.0), |(c, k, m), pc| {
-        (c + pc.llc_compute_ns, k + pc.llc_work_ns, m + pc.llc_miss_work_ns)
+    let (compute, work, refill, dram) = w.pcpus.iter().fold((0.0, 0.0, 0.0, 0.0), |(c, k, r, d), pc| {
+        (c + pc.llc_compute_ns, k + pc.llc_work_ns, r + pc.llc_refill_ns, d + pc.llc_refill_dram_ns)
     });
     let totals = Totals {
         directed_yield_attempted: dya,
@@ -287,8 +288,8 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         idle_while_waiting_ns: w.idle_wait.total_ns(),
         idle_while_waiting_fraction: w.idle_wait.total_ns() as f64 / (n_p * now.max(1) as f64),
         scheduler_counters: w.sched.as_ref().map_or_else(Vec::new, |s| s.counters()).into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-        llc_cpi_factor: if work > 0.0 { compute / work } else { 1.0 },
-        llc_miss_rate_rel: if work > 0.0 { miss_work / work } else { 0.0 },
+        llc_cpi_factor: if work > 0.0 { (compute + refill) / work } else { 1.0 },
+        llc_miss_rate_rel: if work > 0.0 { (compute - work + dram) / work } else { 0.0 },
     };
     Results {
         schema_version: SCHEMA_VERSION,

@@ -49,11 +49,13 @@ pub struct Pcpu {
     pub bg_start: Ns,
     pub bg_until: Ns,
     pub bg_ns: Ns,
-    /// Guest compute run here, and its work in time at no LLC stall (`hv::llc`), and that
-    /// work weighted by the relative miss rate (ns).
+    /// Guest compute run here, and its work in time at no LLC stall (`hv::llc`) (ns).
     pub llc_compute_ns: f64,
     pub llc_work_ns: f64,
-    pub llc_miss_work_ns: f64,
+    /// Cache refills charged to threads dispatched here (`World::thread_refill_ns`), and
+    /// their part from memory (ns).
+    pub llc_refill_ns: f64,
+    pub llc_refill_dram_ns: f64,
 }
 
 /// A unit of interrupt work the vCPU runs before resuming its thread.
@@ -145,11 +147,9 @@ pub struct Vcpu {
     /// The address space whose translations this vCPU holds (`active_mm`; lazy while idle),
     /// see `guest::mm`.
     pub loaded_mm: Option<usize>,
-    /// Shared-LLC pressure sampled at its last dispatch (`hv::llc`): cycles per instruction
-    /// of its guest compute relative to no LLC misses, and its misses per instruction
-    /// relative to a footprint the size of the LLC.
+    /// Shared-LLC pressure sampled at its last dispatch or thread switch-in (`hv::llc`):
+    /// cycles per instruction of its guest compute relative to no LLC misses.
     pub llc_cpi_factor: f64,
-    pub llc_miss_rate_rel: f64,
 }
 
 impl Vcpu {
@@ -196,7 +196,6 @@ impl Vcpu {
             halt_polls_successful: 0,
             loaded_mm: None,
             llc_cpi_factor: 1.0,
-            llc_miss_rate_rel: 0.0,
         }
     }
     pub fn count_exit(&mut self, r: ExitReason) {
