@@ -48,6 +48,39 @@ impl LlcSockets {
     pub fn new(sockets: usize) -> Self {
         LlcSockets { decayed_kib: vec![0.0; sockets], at: vec![0; sockets] }
     }
+
+    /// Socket `s`'s decayed footprint brought to `now`.
+    fn decayed(&mut self, s: usize, now: Ns, window_ns: Ns) -> f64 {
+        self.decayed_kib[s] *= weight(now - self.at[s], window_ns);
+        self.at[s] = now;
+        self.decayed_kib[s]
+    }
+
+    /// A thread of `ws_kib` that last touched `prev` (socket, when) has run on socket `s`
+    /// until `now`: its old entry leaves `prev`'s socket (what is left of it), its whole
+    /// working set enters `s`'s, fresh. Returns its new entry.
+    pub fn touch(&mut self, prev: Option<(usize, Ns)>, ws_kib: f64, s: usize, now: Ns, window_ns: Ns) -> (usize, Ns) {
+        if let Some((s0, since)) = prev {
+            let left = ws_kib * weight(now - since, window_ns);
+            self.decayed_kib[s0] = (self.decayed(s0, now, window_ns) - left).max(0.0);
+        }
+        self.decayed_kib[s] = self.decayed(s, now, window_ns) + ws_kib;
+        (s, now)
+    }
+
+    /// Socket `s`'s footprint at `now` with `running` (each thread's working set and its
+    /// entry) counted whole instead of decayed.
+    pub fn footprint_kib(&mut self, s: usize, now: Ns, window_ns: Ns, running: impl IntoIterator<Item = (f64, Option<(usize, Ns)>)>) -> f64 {
+        let mut f = self.decayed(s, now, window_ns);
+        for (ws, entry) in running {
+            let counted = match entry {
+                Some((s0, since)) if s0 == s => ws * weight(now - since, window_ns),
+                _ => 0.0,
+            };
+            f += ws - counted;
+        }
+        f.max(0.0)
+    }
 }
 
 /// exp(-age / window); 0 with no window (only running threads count).
@@ -64,49 +97,26 @@ impl World {
         self.costs.llc_stall_at_capacity_ratio > 0.0 && self.costs.llc_kib > 0
     }
 
-    /// Bring socket `s`'s decayed footprint to now.
-    fn llc_decay(&mut self, s: usize) {
-        let now = self.q.now();
-        let w = weight(now - self.llc.at[s], self.costs.llc_window_ns);
-        self.llc.decayed_kib[s] *= w;
-        self.llc.at[s] = now;
-    }
-
     /// Thread `t` ran on pCPU `p` until now: its working set is the socket's, fresh.
     pub(crate) fn llc_touch(&mut self, t: ThreadId, p: PcpuId) {
         if !self.llc_enabled() || self.costs.llc_window_ns == 0 {
             return;
         }
-        let now = self.q.now();
-        let ws = self.threads[t].ws_kib as f64;
-        if let Some((s0, since)) = self.threads[t].llc_touch {
-            self.llc_decay(s0);
-            let left = ws * weight(now - since, self.costs.llc_window_ns);
-            self.llc.decayed_kib[s0] = (self.llc.decayed_kib[s0] - left).max(0.0);
-        }
+        let (now, w) = (self.q.now(), self.costs.llc_window_ns);
         let s = self.topo.socket_of(p) as usize;
-        self.llc_decay(s);
-        self.llc.decayed_kib[s] += ws;
-        self.threads[t].llc_touch = Some((s, now));
+        let th = &mut self.threads[t];
+        th.llc_touch = Some(self.llc.touch(th.llc_touch, th.ws_kib as f64, s, now, w));
     }
 
     /// The footprint active on socket `s` now: the running threads' working sets whole, the
     /// others' decayed since they last ran there.
     pub(crate) fn llc_footprint_kib(&mut self, s: usize) -> f64 {
-        self.llc_decay(s);
-        let now = self.q.now();
-        let mut f = self.llc.decayed_kib[s];
         let per = self.topo.cores_per_socket as usize;
-        for q in s * per..(s + 1) * per {
-            let Some(t) = self.pcpu_cur[q].and_then(|u| self.vcpus[u].cur) else { continue };
-            let ws = self.threads[t].ws_kib as f64;
-            let counted = match self.threads[t].llc_touch {
-                Some((s0, since)) if s0 == s => ws * weight(now - since, self.costs.llc_window_ns),
-                _ => 0.0,
-            };
-            f += ws - counted;
-        }
-        f.max(0.0)
+        let (pcpu_cur, vcpus, threads) = (&self.pcpu_cur, &self.vcpus, &self.threads);
+        let running = (s * per..(s + 1) * per)
+            .filter_map(|q| pcpu_cur[q].and_then(|u| vcpus[u].cur))
+            .map(|t| (threads[t].ws_kib as f64, threads[t].llc_touch));
+        self.llc.footprint_kib(s, self.q.now(), self.costs.llc_window_ns, running)
     }
 
     /// vCPU `v` is dispatched on pCPU `p`: its guest compute runs at its socket's pressure.
@@ -116,5 +126,34 @@ impl World {
         }
         let f = self.llc_footprint_kib(self.topo.socket_of(p) as usize);
         self.vcpus[v].llc_cpi_factor = llc_pressure(&self.costs, f).1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The footprint counts each thread once, decayed since it last ran, on the socket where
+    /// it last ran. Window 1 ms, one thread of 1024 KiB.
+    #[test]
+    fn a_stopped_thread_weighs_exp_minus_its_age_over_the_window_once_on_its_last_socket() {
+        let w: Ns = 1_000_000;
+        let mut l = LlcSockets::new(2);
+        let e = l.touch(None, 1024.0, 0, 0, w);
+        // One window later: 1024 / e.
+        let f = l.footprint_kib(0, w, w, []);
+        assert!((f - 1024.0 * (-1.0f64).exp()).abs() < 1e-9, "{f}");
+        // Running again on socket 0 it counts whole, not 1024 + 1024/e.
+        assert!((l.footprint_kib(0, w, w, [(1024.0, Some(e))]) - 1024.0).abs() < 1e-9);
+        // It runs on socket 1 until 2 ms: socket 0 keeps nothing of it, socket 1 all of it.
+        let e = l.touch(Some(e), 1024.0, 1, 2 * w, w);
+        assert!(l.footprint_kib(0, 2 * w, w, []).abs() < 1e-9);
+        assert!((l.footprint_kib(1, 2 * w, w, []) - 1024.0).abs() < 1e-9);
+        assert_eq!(e, (1, 2 * w));
+        // Without a window only running threads count.
+        let mut z = LlcSockets::new(1);
+        z.touch(None, 1024.0, 0, 0, 0);
+        assert_eq!(z.footprint_kib(0, 10, 0, []), 0.0);
+        assert_eq!(z.footprint_kib(0, 10, 0, [(512.0, None)]), 512.0);
     }
 }
