@@ -858,12 +858,13 @@ fn a_vcpu_taken_offline_while_preempted_comes_back_online_not_preempted() {
     sim.run_until(t + 20 * NS_PER_MS).unwrap();
 }
 
-/// The same two VMs with FlexCore's full 3 s window, seed 107: a vCPU is unplugged while
-/// preempted (at about 93 ms) and FlexCore later re-inflates, so it comes back online. It must
-/// come back halted and not reported preempted to its guest; the invariant checker (on here)
-/// fails the run at the next check if the steal-time flag is stale. The case depends on the
-/// trajectory (seed 3 produced it until session 12's fix of the refill model; seeds 1-106 do
-/// not now), so the test first asserts that it arose, observing every 0.5 ms (observation
+/// The same two VMs with FlexCore's full 3 s window, seed 1: a vCPU is unplugged while
+/// preempted and FlexCore later re-inflates, so it comes back online (seen at about 364 ms).
+/// It must come back halted and not reported preempted to its guest; the invariant checker
+/// (on here) fails the run at the next check if the steal-time flag is stale. The case depends
+/// on the trajectory (seed 3 produced it until session 12's fix of the refill model, seed 107
+/// until session 12's dy_eligible change in cfs.rs; of seeds 1-26 only 1, 25 and 26 do now),
+/// so the test first asserts that it arose, observing every 0.5 ms (observation
 /// does not change a run: `sim::control` tests). The direct case, without FlexCore, is
 /// `a_vcpu_taken_offline_while_preempted_comes_back_online_not_preempted`.
 #[test]
@@ -871,7 +872,7 @@ fn a_vcpu_unplugged_while_preempted_comes_back_not_preempted() {
     let text = include_str!("testdata/hv-debt-livelock.json").replace(", \"window\": \"available\"", "");
     assert!(!text.contains("\"window\""));
     let sc = crate::scenario::from_json_str(&text).unwrap();
-    let ov = Overrides { scheduler: None, seed: Some(107), check: true };
+    let ov = Overrides { scheduler: None, seed: Some(1), check: true };
     let mut sim = Simulation::new(&sc, &ov).unwrap();
     let (mut t, mut down, mut came_back) = (0, Vec::new(), 0);
     while sim.w.vms.iter().any(|m| m.finished_at.is_none()) {
