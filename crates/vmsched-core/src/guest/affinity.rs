@@ -74,15 +74,11 @@ impl TaskAffinity {
     pub fn note_compute(&mut self, ns: Ns, mem_fraction: f64) {
         self.mem_ns += ns as f64 * mem_fraction;
     }
-    /// The task spin-waited `ns` on a synchronisation word: memory reads only.
-    pub fn note_spin(&mut self, ns: Ns) {
-        self.mem_ns += ns as f64;
-    }
-    /// The task stalled `ns` fetching cache lines last written on another pCPU (a message's
-    /// socket buffer, a queue's shared state, an IPI's flush state: the thread's
-    /// `comm_debt_ns`, paid in its next compute): memory reads and writes only, whatever the
-    /// memory-bound fraction of the compute that pays it.
-    pub fn note_line_fetch(&mut self, ns: Ns) {
+    /// The task spent `ns` on memory reads and writes alone, whatever the memory-bound
+    /// fraction of its work: spin-waiting on a synchronisation word, or fetching cache lines
+    /// last written on another pCPU (a message's socket buffer, a queue's shared state, an
+    /// IPI's flush state: the thread's `comm_debt_ns`, paid in its next compute).
+    pub fn note_memory_access(&mut self, ns: Ns) {
         self.mem_ns += ns as f64;
     }
     /// An I/O op starts.
@@ -171,7 +167,7 @@ mod tests {
     #[test]
     fn spin_waiting_counts_as_memory_reads() {
         let mut a = TaskAffinity::default();
-        a.note_spin(1_500_000);
+        a.note_memory_access(1_500_000);
         a.note_compute(1_000_000, 0.0);
         assert_eq!(a.fold(false), 65, "1.5 ms of spinning: +15; compute without memory work: +0");
     }

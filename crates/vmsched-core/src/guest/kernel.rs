@@ -254,7 +254,7 @@ impl World {
                     let drawn = draw(&mut th.rng, &us);
                     let debt = std::mem::take(&mut th.comm_debt_ns);
                     th.ac.note_compute(drawn, mem_fraction);
-                    th.ac.note_line_fetch(debt);
+                    th.ac.note_memory_access(debt);
                     let ns = drawn + debt;
                     self.vms[th.vm].ops += 1;
                     return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction, then: AfterCompute::Next });

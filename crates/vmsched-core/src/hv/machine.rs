@@ -259,24 +259,24 @@ impl World {
                 }
                 vc.t.lock_spin += dt;
                 vc.ple_spun_ns += dt;
-                th.ac.note_spin(dt);
+                th.ac.note_memory_access(dt);
             }
             Activity::IpiWait { .. } => {
                 vc.t.ipi_wait += dt;
                 vc.ple_spun_ns += dt;
-                th.ac.note_spin(dt);
+                th.ac.note_memory_access(dt);
             }
             Activity::MutexSpin { left, .. } => {
                 *left = left.saturating_sub(dt);
                 vc.t.mutex_spin += dt;
                 vc.ple_spun_ns += dt;
-                th.ac.note_spin(dt);
+                th.ac.note_memory_access(dt);
             }
             Activity::BarrierSpin { left, .. } => {
                 *left = left.saturating_sub(dt);
                 vc.t.barrier_spin += dt;
                 th.slice_used_ns += dt;
-                th.ac.note_spin(dt);
+                th.ac.note_memory_access(dt);
             }
             _ => vc.t.useful += dt,
         }
