@@ -20,16 +20,15 @@ pipeline of communicating threads" that "read[s] and write[s] massive amounts of
 whose "spinlocks are used to ensure exclusive access to the process' address space and IPIs
 are used to broadcast changes to the virtual address mapping. In addition, dedup needs to read
 and write massive amounts of disk data, which involves a large number of synchronization
-operations". So each iteration's kernel work is heap churn as Linux 3.13 does it (session 13,
-:data:`DEDUP_MMAP_SEM`): page faults under the address space's ``mmap_sem`` shared, each with
-short spinlock sections (0.5 µs each, the hold times Linux's lockstat reports for the
-page-cache and VM spinlocks: :data:`DEDUP_SECTION_US`) on its page-table lock and the page
-allocator's and LRU's zone locks, and now and then a munmap under ``mmap_sem`` exclusive
-(zap, TLB shootdown, frees); it ends in a blocking wait (a ``sleep``: the wait for
+operations". So each iteration's kernel work is many short spinlock sections (0.5 µs each,
+the hold times Linux's lockstat reports for the page-cache and VM spinlocks:
+:data:`DEDUP_SECTION_US`), alternating between the address-space lock (heap allocation and
+freeing) and a lock of the I/O path (the disk data's synchronization; one lock stands for the
+page-cache and file locks), and ends in a blocking wait (a ``sleep``: the wait for
 the previous stage's chunk or the output write; PARSEC's encoder.c runs
 Fragment -> FragmentRefine -> Deduplicate -> Compress -> Reorder, with serial first and last
 stages and queues between them, which the single lumped wait stands for). The wait's mean is
-fitted jointly with the page count and the munmap period to Fig. 1 and to Fig. 2's
+fitted jointly with the number of sections and the shootdown period to Fig. 1 and to Fig. 2's
 2VM shares (also a baseline: 2 VMs under the default KVM). FlexCore is the unmodified ``flexcore``
 controller with the guest's parallel hotplug agent; nothing is fitted to a with-FlexCore
 number.
@@ -63,9 +62,9 @@ and 10 the results of vips, swaptions and streamcluster agree within a few per c
 move more (calibration.toml, the flexcore comment).
 
 Leaves out: Linux 3.13's directed yield without the kernel-mode filter (the model keeps
-Linux 4.15+'s ``yield_to_kernel_mode``; see :func:`hypervisor`), dedup's pipeline stage by
-stage (one lumped wait per iteration stands for it), the guest's own scalability limits at 12
-vCPUs beyond dedup's page-fault and munmap locks (:data:`DEDUP_MMAP_SEM`), the
+Linux 4.15+'s ``yield_to_kernel_mode``; see :func:`hypervisor`), interrupts masked on dedup's
+I/O-path spinlocks (``spin_lock_irq``; available as :data:`DEDUP_IO_IRQS_OFF`, not yet fitted), dedup's pipeline stage by stage (one lumped wait per iteration stands for it),
+the guest's own scalability limits at 12 vCPUs beyond dedup's two kernel locks, the
 applications' lighter start-up phases (the model's workers contend from the start, so
 FlexCore acts at its first check with a full 3 s window), and the perf/lockstat
 attribution of the seed's Fig. 8. Misses and their reasons: ``expected.GAPS``.
@@ -101,59 +100,36 @@ LOCKS_PER_ITERATION = 2
 LOCKS = 2
 BARRIER_EVERY = 50
 BARRIER_SPIN_US = 50.0
-#: dedup's kernel work (session 13: session 11's lock families, plus the mmap_sem session 11
-#: left out; the form fixed from Linux 3.13 sources before any run, then the page count per
-#: iteration, the munmap period and the wait refitted on baselines alone, calibration.toml
-#: flexcore.dedup). What dedup does in the kernel during the seed's run: PARSEC's dedup
-#: (encoder.c) preloads its input into a heap buffer before its region of interest (the seed,
-#: §4.1: "the entire input set is pre-loaded into memory"), then runs "3 thread pools and 2
-#: pipeline stage threads. The first and the last stage are serial (mostly I/O)" (encoder.c),
-#: i.e. 3 x 12 + 2 = 38 threads at 12 threads, which malloc and free a buffer per chunk
-#: (mbuffer_create, mbuffer_free; §4.2: "frequently allocates and frees small trunks of
-#: memory"). Its kernel work is therefore heap churn: page faults on fresh heap, and munmaps
-#: with their TLB shootdowns ("IPIs are used to broadcast changes to the virtual address
-#: mapping", §4.2); the page-cache I/O is the output file's writes, made by the one serial
-#: Reorder thread. Linux 3.13 takes, per page:
-#: - a page FAULT (arch/x86/mm/fault.c __do_page_fault: ``down_read_trylock(&mm->mmap_sem)``,
-#:   failing that ``down_read``; handle_mm_fault -> do_anonymous_page; ``up_read`` at the end)
-#:   holds ``mm->mmap_sem`` SHARED (a sleeping rw-semaphore: op ``rwsem``, guest/rwsem.rs) and
-#:   inside it: the pte lock of the page's page-table page (do_anonymous_page:
-#:   pte_offset_map_lock; split pte locks, USE_SPLIT_PTE_PTLOCKS with NR_CPUS >= 4, and glibc's
-#:   per-thread arenas, 64 MiB-aligned heaps of their own page-table pages, so a family of
-#:   :data:`DEDUP_PTE_LOCKS` locks, one drawn per pass, lock op ``spread``); zone->lock once
-#:   per per-cpu batch refill (rmqueue_bulk, pcp->batch = 31 pages on a large zone); the LRU's
-#:   zone->lru_lock once per pagevec (lru_cache_add -> __pagevec_lru_add, PAGEVEC_SIZE = 14);
-#: - a MUNMAP (mm/mmap.c vm_munmap: ``down_write(&mm->mmap_sem)``, do_munmap, ``up_write``)
-#:   holds it EXCLUSIVE across unmap_region: the zap (unmap_vmas -> zap_pte_range, the pte lock
-#:   once per page-table page, 512 pages), then tlb_finish_mmu: the TLB shootdown
-#:   (tlb_flush_mmu -> flush_tlb_mm_range -> flush_tlb_others, IPIs to mm_cpumask with wait),
-#:   then the frees (free_pages_and_swap_cache -> release_pages, zone->lru_lock per 14-page
-#:   chunk; free_hot_cold_page_list -> free_pcppages_bulk, zone->lock per 31 pages). The
-#:   model's munmap comes every ``shootdown_every`` iterations and frees the pages faulted in
-#:   since the last one.
-#: Both zone locks are per zone: one node (8 GB guest, §2.1; QEMU 1.7 presents one node unless
-#: told) whose DMA32 and Normal zones both serve user pages under 3.12's fair zone allocation
-#: policy, so a family of :data:`DEDUP_ZONES` each, taken with interrupts off (lru_lock
-#: spin_lock_irqsave; zone->lock under local_irq_save). The rwsem's wait_lock (a raw spinlock,
-#: ``raw_spin_lock_irq``) is a :data:`DEDUP_SECTION_US` section in its slow paths.
-#: Left out: anon_vma's lock (an rw-semaphore taken once per vma in anon_vma_prepare),
-#: mm->page_table_lock (__pte_alloc, once per 512 pages), heap growth by mprotect (a short
-#: down_write without a shootdown) and trims by MADV_DONTNEED (a zap under down_read), the
-#: output's tree_lock (one writer), futex and runqueue locks of the pipeline's queues (the
-#: lumped wait stands for the pipeline). Until session 13 all sections alternated over two
-#: single locks ("dedup.mm", "dedup.io"; sessions 7-12), and session 11's form (these families
-#: without mmap_sem, calibration.toml session 11 record) was not adopted.
-DEDUP_MMAP_SEM = "dedup.mmap_sem"
-DEDUP_PTE_LOCKS = 38
-DEDUP_ZONES = 2
-#: zone->lock: rmqueue_bulk on the fault side, free_pcppages_bulk on the free side, each once
-#: per pcp->batch (31) pages (mm/page_alloc.c zone_batchsize).
-DEDUP_ZONE_EVERY_PAGES = 31
-#: zone->lru_lock: the lru_add pagevec on the fault side and release_pages' chunk on the free
-#: side, each once per PAGEVEC_SIZE (14, include/linux/pagevec.h) pages.
-DEDUP_LRU_EVERY_PAGES = 14
-#: Pages one page-table page maps (PTRS_PER_PTE, x86-64): zap_pte_range takes its pte lock once.
-DEDUP_PAGES_PER_PTE_PAGE = 512
+#: dedup's kernel locks (seed 000 §4.2): the process' address space ("spinlocks are used to
+#: ensure exclusive access to the process' address space") and the disk I/O path ("read and
+#: write massive amounts of disk data, which involves a large number of synchronization
+#: operations"); its sections alternate between them.
+#: Session 11 (NOT adopted; calibration.toml, flexcore, session 11 record, which describes the form in full; its code was not kept)
+#: built dedup's kernel locks from Linux 3.13's sources instead, before any run: per page
+#: faulted in and freed, a section on the page's page-table lock (split pte locks, one per
+#: page-table page, NR_CPUS >= CONFIG_SPLIT_PTLOCK_CPUS = 4; glibc's per-thread arenas give
+#: each of dedup's 38 threads its own, so a family of 38 locks, lock op ``spread``), one on
+#: zone->lock every 16 pages (rmqueue_bulk and free_pcppages_bulk, a pcp batch of 31 pages
+#: each) and one on zone->lru_lock every 7 (the 14-page pagevec at lru_add and release_pages'
+#: 14-page chunks), each of the last two over the guest's 2 zones (DMA32 and Normal under
+#: 3.12's fair zone policy) with interrupts off; mmap_sem and anon_vma are sleeping
+#: rw-semaphores, page_table_lock is taken once per 512 pages, the output's tree_lock by one
+#: writer. Refitted on baselines alone, no point of that form meets all four of Fig. 1 and
+#: Fig. 2's dedup baselines (best: 3 of 4, 2VM spin share 4.5 % against 15 %), which the two
+#: locks below do, so they stay.
+DEDUP_LOCKS = ("dedup.mm", "dedup.io")
+#: The I/O path's spinlocks are taken with interrupts off in the seed's Linux 3.13 guest
+#: (not fitted): the page cache's ``mapping->tree_lock`` (mm/filemap.c
+#: add_to_page_cache_locked, delete_from_page_cache: ``spin_lock_irq``), the LRU's
+#: ``zone->lru_lock`` (mm/swap.c pagevec_lru_move_fn, release_pages: ``spin_lock_irqsave``),
+#: the page allocator's ``zone->lock`` (mm/page_alloc.c free_pcppages_bulk and rmqueue_bulk,
+#: called under ``local_irq_save``) and the block layer's ``queue_lock`` (``spin_lock_irq``);
+#: x86's ticket ``arch_spin_lock_flags`` spins with them off. The address-space locks
+#: (``mm->page_table_lock``, the pte lock of mm/memory.c) are plain ``spin_lock``. So a vCPU
+#: spinning for or holding ``dedup.io`` takes a function-call IPI only after the release.
+#: NOT yet on (session 10): it moves dedup's baselines, which were not refitted with it within
+#: the session (calibration.toml, flexcore, session 10 record).
+DEDUP_IO_IRQS_OFF = False
 #: Hold time of one of dedup's kernel spinlock sections (not fitted; chosen from sources before
 #: any run, session 7). The seed's guest is Linux 3.13.3 (§4.1) and dedup's kernel work is
 #: small heap allocations and frees (mmap/munmap/brk, page faults) and page-cache I/O (§4.2;
@@ -197,7 +173,7 @@ def hypervisor() -> dict:
     # Session 10 found a second fault in the candidates' `dy_eligible` toggle (fixed in
     # session 12 as commit 0d27178, not merged: under it no dedup grid point refits all four
     # baselines, calibration.toml) and measured dedup under the 3.13
-    # rule again, with and without interrupts off on its I/O lock (then DEDUP_IO_IRQS_OFF): no refit
+    # rule again, with and without interrupts off on its I/O lock (DEDUP_IO_IRQS_OFF): no refit
     # within the session's time (calibration.toml, flexcore, session 10 record).
     return {"scheduler": "cfs", "ple": {"enabled": True, "window_cycles": 4096, "grow": 1},
             "halt_poll": {"max_ns": 0}}
@@ -229,46 +205,20 @@ def workload(app: str, k: float) -> dict:
 
 
 def _dedup(k: float) -> dict:
-    """dedup: the ``parallel`` worker's iteration (compute, kernel work, a barrier every
-    :data:`BARRIER_EVERY`) with its kernel work as Linux 3.13 does it (see
-    :data:`DEDUP_MMAP_SEM` above): ``pages`` page faults per iteration, each under
-    ``mm->mmap_sem`` shared, and every ``shootdown_every`` iterations a munmap of those pages
-    under ``mmap_sem`` exclusive (zap, TLB shootdown, frees); then a blocking wait of
-    exp(``wait_us``) for the pipeline and the output (seed 000 §4.2). The wait is a ``sleep``
-    (the thread blocks, its vCPU halts, a timer wakes it): an ``io`` would also fit, but then
-    one FlexCore run never completes its ballooning (calibration.toml, flexcore.dedup)."""
-    pages = int(fitted("flexcore.dedup.pages"))
-    every = int(fitted("flexcore.dedup.shootdown_every"))
-    freed = pages * every
-
-    def lock(name: str, spread: int, irqs_off: bool = False) -> dict:
-        op = {"op": "lock", "lock": name, "spread": spread, "cs_us": DEDUP_SECTION_US}
-        return dict(op, irqs_off=True) if irqs_off else op
-
-    def mmap_sem(write: bool, body: list[dict]) -> dict:
-        return {"op": "rwsem", "sem": DEDUP_MMAP_SEM, "write": write,
-                "wait_lock_us": DEDUP_SECTION_US, "body": body}
-
-    zone = lock("dedup.zone", DEDUP_ZONES, irqs_off=True)
-    lru = lock("dedup.lru", DEDUP_ZONES, irqs_off=True)
-    pte = lock("dedup.pte", DEDUP_PTE_LOCKS)
-    fault = mmap_sem(False, [
-        pte,
-        {"op": "every", "n": DEDUP_LRU_EVERY_PAGES, "body": [lru]},
-        {"op": "every", "n": DEDUP_ZONE_EVERY_PAGES, "body": [zone]},
-    ])
-    munmap = mmap_sem(True, [
-        {"op": "loop", "count": -(-freed // DEDUP_PAGES_PER_PTE_PAGE), "body": [pte]},
-        {"op": "shootdown", "local_us": 1.0},
-        {"op": "loop", "count": freed, "body": [
-            {"op": "every", "n": DEDUP_LRU_EVERY_PAGES, "body": [lru]},
-            {"op": "every", "n": DEDUP_ZONE_EVERY_PAGES, "body": [zone]},
-        ]},
-    ])
-    body: list[dict] = [
-        {"op": "compute", "us": {"dist": "exp", "mean_us": COMPUTE_US}},
-        {"op": "loop", "count": pages, "body": [fault]},
-        {"op": "every", "n": every, "body": [munmap]},
+    """dedup: the ``parallel`` worker's iteration (compute, lock sections, a shootdown every
+    ``shootdown_every``, a barrier every :data:`BARRIER_EVERY`) with its kernel work as
+    ``sections`` short spinlock sections of :data:`DEDUP_SECTION_US` alternating between the
+    address-space lock and the I/O lock (:data:`DEDUP_LOCKS`), then a blocking wait of
+    exp(``wait_us``) for the pipeline and the output (seed 000 §4.2).
+    The wait is a ``sleep`` (the thread blocks, its vCPU halts, a timer wakes it): an ``io``
+    would also fit, but then one FlexCore run never completes its ballooning (calibration.toml,
+    flexcore.dedup)."""
+    n = int(fitted("flexcore.dedup.sections"))
+    body: list[dict] = [{"op": "compute", "us": {"dist": "exp", "mean_us": COMPUTE_US}}]
+    body += [_dedup_lock(DEDUP_LOCKS[i % len(DEDUP_LOCKS)]) for i in range(n)]
+    body += [
+        {"op": "every", "n": int(fitted("flexcore.dedup.shootdown_every")),
+         "body": [{"op": "shootdown", "local_us": 1.0}]},
         {"op": "every", "n": BARRIER_EVERY, "body": [
             {"op": "barrier", "barrier": "dedup.barrier", "parties": VCPUS,
              "spin_us": BARRIER_SPIN_US}]},
@@ -279,17 +229,22 @@ def _dedup(k: float) -> dict:
         {"op": "loop", "count": iterations("dedup", k), "body": body}]}]}
 
 
-def kernel_work_ns(app: str, n_iter: int, vm: Mapping[str, Any]) -> float:
-    """Kernel work of VM ``vm``'s run of ``n_iter`` iterations per worker: its critical
-    sections and the local TLB flushes (1 µs each) of its shootdowns. dedup's spinlock
-    sections are all :data:`DEDUP_SECTION_US` long, and how many it took (its rwsem's wait_lock
-    sections depend on contention) is the VM's count of spinlock acquisitions."""
-    every = int(fitted(f"flexcore.{app}.shootdown_every"))
-    flushes_us = VCPUS * (n_iter // every) * 1.0
+def _dedup_lock(lock: str) -> dict:
+    op = {"op": "lock", "lock": lock, "cs_us": DEDUP_SECTION_US}
+    if lock == "dedup.io" and DEDUP_IO_IRQS_OFF:
+        op["irqs_off"] = True
+    return op
+
+
+def kernel_work_ns(app: str, n_iter: int) -> float:
+    """Kernel work of one VM's run of ``n_iter`` iterations per worker fixed by the workload:
+    its critical sections and the local TLB flushes (1 µs each) of its shootdowns."""
     if app == "dedup":
-        return (vm["lock_wait"]["count"] * DEDUP_SECTION_US + flushes_us) * 1e3
-    sections_us = LOCKS_PER_ITERATION * fitted(f"flexcore.{app}.cs_us")
-    return (VCPUS * n_iter * sections_us + flushes_us) * 1e3
+        sections_us = int(fitted("flexcore.dedup.sections")) * DEDUP_SECTION_US
+    else:
+        sections_us = LOCKS_PER_ITERATION * fitted(f"flexcore.{app}.cs_us")
+    every = int(fitted(f"flexcore.{app}.shootdown_every"))
+    return (VCPUS * n_iter * sections_us + VCPUS * (n_iter // every) * 1.0) * 1e3
 
 
 def scenario(app: str, nvm: int, flexcore: bool = False,
@@ -375,11 +330,10 @@ def kernel_s(r: Mapping[str, Any], label: str) -> float:
     interrupt handlers, exit handling (every exit of this workload leaves from kernel mode or
     interrupts it) and the critical sections and local TLB flushes themselves (kernel work
     counted in ``useful``; their amount is fixed by the workload)."""
-    app, n_iter = label.split("-")[0], _iterations_run(r[label])
+    kwork_ns = kernel_work_ns(label.split("-")[0], _iterations_run(r[label]))
     out = []
     for vm in _vms(r, label):
         g = vm["guest_ns"]
-        kwork_ns = kernel_work_ns(app, n_iter, vm)
         out.append(g["lock_spin"] + g["ipi_wait"] + g["mutex_spin"] + g["irq"] + g["hv"] + kwork_ns)
     return sum(out) / len(out) / 1e9
 
