@@ -291,12 +291,13 @@ mod tests {
 
     #[test]
     fn rwsem_waiters_are_served_in_fifo_order_and_readers_queue_behind_a_waiting_writer() {
-        // W1 holds from 1 µs; R1 (10 µs), W2 (20 µs) and R2 (30 µs) queue in that order. At
-        // W1's release __rwsem_do_wake grants the readers at the head up to the first writer
-        // (R1 alone), W2 follows R1, and R2 comes last: each about 100 µs after the one before.
-        // Were readers to join the readers holding the semaphore past a queued writer, R2
-        // would be done with R1.
-        let r = run(&[&holder(1.0, true, 0.0), &holder(10.0, false, 0.0), &holder(20.0, true, 0.0), &holder(30.0, false, 0.0)]);
+        // W1 holds from 1 µs; R1 (10 µs) and W2 (20 µs) queue in that order. At W1's release
+        // (~101 µs) __rwsem_do_wake grants the readers at the head up to the first writer (R1
+        // alone); R2 arrives at 150 µs, while R1 reads and W2 waits, and queues behind W2: W2
+        // follows R1 and R2 comes last, each about 100 µs after the one before. Were a reader
+        // to join the readers holding the semaphore past a queued writer, R2 would be done
+        // at about 250 µs, before W2.
+        let r = run(&[&holder(1.0, true, 0.0), &holder(10.0, false, 0.0), &holder(20.0, true, 0.0), &holder(150.0, false, 0.0)]);
         let d: Vec<f64> = (0..4).map(|i| done_us(&r, i)).collect();
         println!("done at {d:?} us");
         for i in 1..4 {
