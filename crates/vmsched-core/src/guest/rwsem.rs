@@ -306,6 +306,19 @@ mod tests {
     }
 
     #[test]
+    fn a_writer_that_finds_the_rwsem_free_steals_it_from_a_woken_writer() {
+        // W1 holds from 1 µs and, at its release (~101 µs), wakes the queued W2 without
+        // granting it; W1 then downs again at once, finds the semaphore free while W2's vCPU
+        // is still waking, and takes it (3.13's rwsem_down_write_failed: `count ==
+        // RWSEM_WAITING_BIAS`, cmpxchg). W2 runs, finds it held and sleeps again: W1 is done
+        // (~201 µs) before W2 (~301 µs). A FIFO hand-off to W2 would reverse the order.
+        let again = "{ op = \"rwsem\", sem = \"mm\", write = true, body = [ { op = \"compute\", us = 100 } ] }";
+        let r = run(&[&format!("{}, {again}", holder(1.0, true, 0.0)), &holder(2.0, true, 0.0)]);
+        let (w1, w2) = (done_us(&r, 0), done_us(&r, 1));
+        assert!(w1 < 215.0 && w2 >= w1 + 100.0, "W1 done at {w1:.1} us, W2 at {w2:.1}: W1 must steal");
+    }
+
+    #[test]
     fn a_contended_rwsem_takes_its_wait_lock_in_the_slow_paths() {
         // Two writers: W2 queues under the wait_lock (off W1's critical path), W1's up_write
         // takes it to wake W2 (so W1 passes its mark 5 µs later), and W2 takes it once more
