@@ -117,6 +117,12 @@ BARRIER_SPIN_US = 50.0
 #: writer. Refitted on baselines alone, no point of that form meets all four of Fig. 1 and
 #: Fig. 2's dedup baselines (best: 3 of 4, 2VM spin share 4.5 % against 15 %), which the two
 #: locks below do, so they stay.
+#: Session 13 (NOT adopted; calibration.toml, flexcore, session 13 record) completed that form
+#: with mm->mmap_sem as a sleeping rw-semaphore (guest op ``rwsem``): page faults under it
+#: shared, munmap (zap, shootdown, frees) under it exclusive, as Linux 3.13 takes it. Refitted
+#: on baselines alone, no point comes near (2VM IPI share at most 1.8 % against 71 %): the
+#: faults queue and sleep behind each munmap's shootdown, their vCPUs halt and the 2VM host is
+#: no longer saturated.
 DEDUP_LOCKS = ("dedup.mm", "dedup.io")
 #: The I/O path's spinlocks are taken with interrupts off in the seed's Linux 3.13 guest
 #: (not fitted): the page cache's ``mapping->tree_lock`` (mm/filemap.c

@@ -21,7 +21,7 @@
 //!   ran the handler; TLB shootdowns (`shootdown` ops, fork, the last exit of an address
 //!   space) target the vCPUs in the address space's `mm_cpumask`, lazy ones included
 //!   (`guest::mm`);
-//! - blocking mutex (optional optimistic spin), barrier (spin-then-block or pure blocking),
+//! - blocking mutex (optional optimistic spin), sleeping rw-semaphore (`guest::rwsem`), barrier (spin-then-block or pure blocking),
 //!   condition variable, bounded queue (an operation on queue state last written on another
 //!   pCPU fetches it from there: `guest::channel`); waking a thread onto an idle vCPU sends a reschedule
 //!   IPI (an exit on the sender, a wake of the halted target); a sleeper woken onto a busy
@@ -158,7 +158,7 @@ impl World {
     }
 
     /// Thread `t` leaves its vCPU to wait; the vCPU picks something else.
-    fn block(&mut self, t: ThreadId) {
+    pub(crate) fn block(&mut self, t: ThreadId) {
         let v = self.threads[t].vcpu;
         self.threads[t].blocked_at = self.now();
         if self.vcpus[v].cur == Some(t) {
@@ -269,6 +269,16 @@ impl World {
                 Instr::Mutex { mutex, cs_us, spin_us } => {
                     th.pending_ns = draw(&mut th.rng, &cs_us);
                     return self.mutex_acquire(t, mutex, us_to_ns(spin_us));
+                }
+                Instr::RwsemDown { sem, write, wait_lock } => {
+                    if self.rwsem_down(t, sem, write, wait_lock) {
+                        return;
+                    }
+                }
+                Instr::RwsemUp { sem, write, wait_lock } => {
+                    if self.rwsem_up(t, sem, write, wait_lock) {
+                        return;
+                    }
                 }
                 Instr::Barrier { barrier, spin_us } => {
                     if self.barrier_arrive(t, barrier, us_to_ns(spin_us)) {
@@ -390,7 +400,15 @@ impl World {
         self.threads[t].act = Activity::Ready;
         match then {
             AfterCompute::Next => {}
-            AfterCompute::ReleaseLock(l) => self.lock_release(t, l),
+            AfterCompute::ReleaseLock(l) => {
+                self.lock_release(t, l);
+                // The end of an rw-semaphore's wait_lock section (`guest::rwsem`).
+                if let Some(s) = self.threads[t].rwsem_next.take() {
+                    if self.rwsem_step(t, s) {
+                        return;
+                    }
+                }
+            }
             AfterCompute::ReleaseMutex(m) => self.mutex_release(t, m),
             AfterCompute::SendShootdown => {
                 let mm = self.threads[t].mm;
@@ -404,7 +422,7 @@ impl World {
 
     // ---- spinlocks ----
 
-    fn lock_acquire(&mut self, t: ThreadId, lock: usize) {
+    pub(crate) fn lock_acquire(&mut self, t: ThreadId, lock: usize) {
         let now = self.now();
         let vm = self.threads[t].vm;
         self.threads[t].lock_req_at = now;

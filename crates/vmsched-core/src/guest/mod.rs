@@ -11,5 +11,6 @@ pub mod paravirt;
 pub mod program;
 pub mod requests;
 pub mod resched;
+pub mod rwsem;
 pub mod ticket;
 pub mod workloads;

@@ -15,6 +15,11 @@ pub enum Instr {
     /// `spread` > 1: the lock is drawn uniformly from `lock .. lock + spread` at each pass.
     Lock { lock: usize, spread: u32, cs_us: DurationUs, irqs_off: bool },
     Mutex { mutex: usize, cs_us: DurationUs, spin_us: f64 },
+    /// `down_read` / `down_write` of rw-semaphore `sem` (`guest::rwsem`); `wait_lock`: the
+    /// index of its wait_lock spinlock and that lock's hold time, if modelled.
+    RwsemDown { sem: usize, write: bool, wait_lock: Option<(usize, f64)> },
+    /// `up_read` / `up_write` of rw-semaphore `sem`.
+    RwsemUp { sem: usize, write: bool, wait_lock: Option<(usize, f64)> },
     Barrier { barrier: usize, spin_us: f64 },
     /// `msg_lines`: cache lines a message's buffer occupies (`guest::channel`), 0 = none.
     Put { queue: usize, msg_lines: u32 },
@@ -56,6 +61,7 @@ pub struct Program {
 pub struct Names {
     pub locks: BTreeMap<String, usize>,
     pub mutexes: BTreeMap<String, usize>,
+    pub rwsems: BTreeMap<String, usize>,
     pub barriers: BTreeMap<String, (usize, u32)>,
     pub queues: BTreeMap<String, (usize, u32)>,
     pub conds: BTreeMap<String, usize>,
@@ -71,6 +77,11 @@ fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
 /// Name of lock `k` of a `spread` lock family named `lock` (`OpSpec::Lock`).
 pub fn spread_member(lock: &str, k: u32) -> String {
     format!("{lock}.{k}")
+}
+
+/// Name of the wait_lock spinlock of rw-semaphore `sem` (`OpSpec::Rwsem`).
+pub fn rwsem_wait_lock(sem: &str) -> String {
+    format!("{sem}.wait_lock")
 }
 
 /// Compiles op trees; forked bodies become programs of their own in `programs`.
@@ -116,6 +127,14 @@ impl<'a> Compiler<'a> {
                 OpSpec::Mutex { mutex, cs_us, spin_us } => {
                     let m = intern(&mut self.names.mutexes, mutex);
                     p.code.push(Instr::Mutex { mutex: m, cs_us: cs_us.clone(), spin_us: *spin_us })
+                }
+                OpSpec::Rwsem { sem, write, wait_lock_us, body } => {
+                    let s = intern(&mut self.names.rwsems, sem);
+                    let wait_lock =
+                        (*wait_lock_us > 0.0).then(|| (intern(&mut self.names.locks, &rwsem_wait_lock(sem)), *wait_lock_us));
+                    p.code.push(Instr::RwsemDown { sem: s, write: *write, wait_lock });
+                    self.emit(body, p);
+                    p.code.push(Instr::RwsemUp { sem: s, write: *write, wait_lock });
                 }
                 OpSpec::Barrier { barrier, parties, spin_us } => {
                     let n = self.names.barriers.len();

@@ -544,6 +544,22 @@ pub enum OpSpec {
         #[serde(default)]
         spin_us: f64,
     },
+    /// Sleeping reader-writer semaphore (Linux's `rw_semaphore`, `guest::rwsem`): take `sem`
+    /// shared (`write = false`, `down_read`: readers share it) or exclusive (`write = true`,
+    /// `down_write`), run `body` holding it, release it (`up_read`/`up_write`). A waiter
+    /// sleeps (its vCPU may halt) and is handed the semaphore in FIFO order as Linux 3.13's
+    /// `__rwsem_do_wake` does. `wait_lock_us` > 0: the slow paths (a contended down, an up
+    /// with waiters, a woken writer's retry) take the semaphore's `wait_lock`, a guest
+    /// spinlock named `<sem>.wait_lock` taken with interrupts off, for that long; 0 (default)
+    /// = the wait_lock is not modelled.
+    Rwsem {
+        sem: String,
+        #[serde(default)]
+        write: bool,
+        #[serde(default)]
+        wait_lock_us: f64,
+        body: Vec<OpSpec>,
+    },
     /// Barrier over `parties` threads: spin up to `spin_us` (0 = pure blocking, as pthreads).
     Barrier {
         barrier: String,

@@ -1025,6 +1025,20 @@ fn check_op(p: &str, op: &OpSpec, cx: &mut OpCtx, objs: &mut Objects) -> Res {
             check_dist(&format!("{p}.cs_us"), cs_us)?;
             check_us(&format!("{p}.spin_us"), *spin_us)
         }
+        OpSpec::Rwsem { sem, wait_lock_us, body, .. } => {
+            if sem.is_empty() {
+                return err(format!("{p}.sem"), "must be a non-empty name");
+            }
+            check_us(&format!("{p}.wait_lock_us"), *wait_lock_us)?;
+            if *wait_lock_us > 0.0 {
+                // Registered as a plain lock (its name cannot be a family member's: no number).
+                objs.lock(p, &crate::guest::program::rwsem_wait_lock(sem), 1)?;
+            }
+            if body.is_empty() {
+                return err(format!("{p}.body"), "must hold at least one op (the work done holding the semaphore)");
+            }
+            check_ops(&format!("{p}.body"), body, cx, objs)
+        }
         OpSpec::Barrier { barrier, parties, spin_us } => {
             if *parties == 0 {
                 return err(format!("{p}.parties"), "must be ≥ 1 (threads that meet at the barrier), got 0");
@@ -1126,6 +1140,8 @@ fn takes_no_time(ops: &[OpSpec]) -> bool {
         OpSpec::Mark { .. } => true,
         OpSpec::Lock { cs_us, .. } => dist_is_zero(cs_us),
         OpSpec::Mutex { cs_us, .. } => dist_is_zero(cs_us),
+        // A semaphore another thread holds makes the op wait.
+        OpSpec::Rwsem { .. } => false,
         OpSpec::Fork { body, .. } | OpSpec::Loop { body, .. } | OpSpec::Every { body, .. } | OpSpec::Forever { body } => {
             takes_no_time(body)
         }
@@ -2028,6 +2044,17 @@ groups = [ { threads = 2, program = [ { op = "barrier", barrier = "b", parties =
              groups = [ { threads = 3, program = [ { op = \"barrier\", barrier = \"w0.barrier\", parties = 3 } ] } ]",
         );
         assert_path(&text, "vms[0].workloads[1].groups[0].program[0].parties");
+    }
+
+    #[test]
+    fn bad_rwsem_ops_name_the_field() {
+        let base = "vms[0].workloads[0].groups[0].program[0]";
+        let body = r#"[ { op = "compute", us = 1 } ]"#;
+        assert_path(&custom(&format!(r#"[ {{ op = "rwsem", sem = "", body = {body} }} ]"#)), &format!("{base}.sem"));
+        assert_path(&custom(&format!(r#"[ {{ op = "rwsem", sem = "mm", wait_lock_us = -1, body = {body} }} ]"#)), &format!("{base}.wait_lock_us"));
+        assert_path(&custom(r#"[ { op = "rwsem", sem = "mm", write = true, body = [] } ]"#), &format!("{base}.body"));
+        assert_path(&custom(r#"[ { op = "rwsem", sem = "mm", body = [ { op = "compute", us = -1 } ] } ]"#), &format!("{base}.body[0].us"));
+        accepted(&custom(&format!(r#"[ {{ op = "rwsem", sem = "mm", write = true, wait_lock_us = 0.5, body = {body} }} ]"#)));
     }
 
     #[test]

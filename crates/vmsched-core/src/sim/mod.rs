@@ -264,6 +264,7 @@ impl Simulation {
                 finished_at: None,
                 locks: Vec::new(),
                 mutexes: Vec::new(),
+                rwsems: Vec::new(),
                 barriers: Vec::new(),
                 queues: Vec::new(),
                 conds: Vec::new(),
@@ -347,6 +348,7 @@ impl Simulation {
                 });
             }
             vm.mutexes = (0..names.mutexes.len()).map(|_| MutexObj::default()).collect();
+            vm.rwsems = (0..names.rwsems.len()).map(|_| Default::default()).collect();
             let mut barriers: Vec<(usize, u32)> = names.barriers.values().copied().collect();
             barriers.sort();
             vm.barriers = barriers.into_iter().map(|(_, parties)| BarrierObj { parties, ..Default::default() }).collect();

@@ -301,6 +301,9 @@ pub struct Thread {
     /// The socket whose LLC last held this thread's working set and when it last ran there
     /// (`hv::llc`; None: never ran, or the LLC pressure model is off).
     pub llc_touch: Option<(usize, Ns)>,
+    /// The rw-semaphore step this thread takes when it releases the wait_lock it holds
+    /// (`guest::rwsem`).
+    pub rwsem_next: Option<crate::guest::rwsem::RwsemStep>,
 }
 
 /// Where a new guest thread starts and what it runs.
@@ -343,6 +346,7 @@ impl Thread {
             request_since: None,
             cache_at: None,
             llc_touch: None,
+            rwsem_next: None,
             blocked_at: 0,
             comm_debt_ns: 0,
             ac: Default::default(),
@@ -443,6 +447,7 @@ pub struct Vm {
     pub finished_at: Option<Ns>,
     pub locks: Vec<SpinLockObj>,
     pub mutexes: Vec<MutexObj>,
+    pub rwsems: Vec<crate::guest::rwsem::RwsemObj>,
     pub barriers: Vec<BarrierObj>,
     pub queues: Vec<QueueObj>,
     pub conds: Vec<CondObj>,
