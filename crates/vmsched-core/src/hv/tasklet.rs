@@ -61,6 +61,18 @@ pub struct PcpuTasklets {
     pub timer: Timer,
     /// Physical device interrupts taken by this pCPU.
     pub irqs: u64,
+    /// The tasklets running without a vCPU were queued in an external-interrupt exit (the
+    /// idle-vCPU switch of a busy pCPU): their time and the switch out of the idle vCPU
+    /// after them belong to that exit (`Pcpu::hv_by_exit_ns`; as `hv::sched::switch_causes`
+    /// counts both switches under it).
+    pub after_exit: bool,
+}
+
+impl PcpuTasklets {
+    /// The slot of `Pcpu::hv_by_exit_ns` the running tasklets' time belongs to.
+    fn exit_slot(&self) -> usize {
+        ExitReason::slot(self.after_exit.then_some(ExitReason::ExtIntr))
+    }
 }
 
 impl World {
@@ -108,7 +120,7 @@ impl World {
                 // back to the guest) and delivers then; the pCPU keeps running `x`. A tasklet
                 // arriving while such a run is pending joins it: the timer moves to the new end.
                 self.advance(x);
-                self.vcpus[x].hv_debt_ns += tasklet_ns;
+                self.owe_hv(x, Some(ExitReason::ExtIntr), tasklet_ns);
                 self.arm_exec(x);
                 let at = self.hv_work_ends(p).unwrap_or(now);
                 self.q.arm(&mut self.pcpus[p].tasklet.timer, at, Ev::TaskletDone(p));
@@ -117,6 +129,7 @@ impl World {
             (TaskletMode::IdleVcpu, Some(_)) => {
                 self.schedule(p, Reason::Tasklet);
                 debug_assert!(self.pcpus[p].cur.is_none(), "tasklet work must run in the idle vCPU");
+                self.pcpus[p].tasklet.after_exit = true;
                 self.start_tasklets(p, now + self.costs.world_switch_ns + tasklet_ns);
             }
             (TaskletMode::IdleVcpu, None) => {
@@ -167,6 +180,7 @@ impl World {
         let pc = &mut self.pcpus[p];
         let since = pc.tasklet.busy_since.take().expect("tasklets were running");
         pc.hv_ns += now - since;
+        pc.hv_by_exit_ns[pc.tasklet.exit_slot()] += now - since;
         self.pcpu_idle_start(p);
         let pc = &mut self.pcpus[p];
         // do_tasklet raises SCHEDULE_SOFTIRQ when the list is empty (idle-vCPU tasklets); a
@@ -176,6 +190,7 @@ impl World {
         if resched || self.tasklet_mode() == TaskletMode::IdleVcpu {
             self.schedule(p, Reason::Timer);
         }
+        self.pcpus[p].tasklet.after_exit = false;
     }
 
     /// Softirq tasklets that ran on a vCPU's time (charged in `device_interrupt`) deliver
@@ -207,6 +222,7 @@ impl World {
         for pc in &mut self.pcpus {
             if let Some(since) = pc.tasklet.busy_since {
                 pc.hv_ns += now - since;
+                pc.hv_by_exit_ns[pc.tasklet.exit_slot()] += now - since;
                 pc.tasklet.busy_since = Some(now);
             }
         }
@@ -216,6 +232,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use crate::engine::{NS_PER_MS, NS_PER_US};
+    use crate::host::ExitReason;
     use crate::scenario::from_toml_str;
     use crate::sim::state::{IrqAction, IrqWork, RunState};
     use crate::sim::{Overrides, Simulation};
@@ -385,6 +402,87 @@ workloads = [{ kind = "hog" }]
         // `__do_softirq` loop, at the end of the exit (1.5 µs) and tasklet (1 µs); pCPU 1
         // needs the event-check IPI (1 µs) after the tasklet's wake-up and finds nothing.
         assert_eq!(softirq_wake_beside_a_busy_pcpu(), (RunState::Running(0), 0));
+    }
+
+    /// Hypervisor ns by VM exit (`Pcpu::hv_by_exit_ns`) that one device interrupt adds on
+    /// pCPU 0 while the hog runs there, under `tasklet` mode and the EOI cost `eoi_ns`; and
+    /// the APIC-access (EOI) exits it adds.
+    fn one_interrupt_by_exit(tasklet: &str, eoi_ns: u64) -> ([u64; ExitReason::SLOTS], u64) {
+        let mut s = sim(tasklet);
+        let (before, eoi_before) = {
+            let w = s.world();
+            w.costs.exit_apic_eoi_ns = eoi_ns;
+            let now = w.now();
+            let b = (w.pcpus[0].hv_by_exit_ns, w.vcpus[0].exits[ExitReason::ApicEoi.index()]);
+            w.device_interrupt(0, IrqWork { left_ns: 1000, action: IrqAction::Nothing, sent_at: now });
+            b
+        };
+        s.run_until(NS_PER_MS + 200 * NS_PER_US).unwrap();
+        let w = s.world();
+        let mut d = w.pcpus[0].hv_by_exit_ns;
+        for (x, b) in d.iter_mut().zip(before) {
+            *x -= b;
+        }
+        (d, w.vcpus[0].exits[ExitReason::ApicEoi.index()] - eoi_before)
+    }
+
+    #[test]
+    fn an_interrupts_hypervisor_time_counts_under_its_external_interrupt_exit() {
+        let c = crate::host::CostParams::default();
+        let ext = ExitReason::slot(Some(ExitReason::ExtIntr));
+        // Idle-vCPU tasklet: the exit, the switch to the idle vCPU, the tasklet, and the
+        // switch back to the hog (charged at its dispatch) all belong to the exit: 1 500 +
+        // 2 740 + 1 000 + 2 740 = 7 980 ns, and nothing elsewhere.
+        let (d, eoi) = one_interrupt_by_exit("idle_vcpu", 0);
+        assert_eq!(d[ext], c.exit_ext_intr_ns + 2 * c.world_switch_ns + c.dpci_tasklet_ns);
+        assert_eq!(d.iter().sum::<u64>(), d[ext]);
+        assert_eq!(eoi, 0, "no EOI exit unless exit_apic_eoi_ns is set");
+        // Softirq tasklet: the exit and the tasklet on the hog's time, 2 500 ns.
+        let (d, _) = one_interrupt_by_exit("softirq", 0);
+        assert_eq!(d[ext], c.exit_ext_intr_ns + c.dpci_tasklet_ns);
+        assert_eq!(d.iter().sum::<u64>(), d[ext]);
+    }
+
+    #[test]
+    fn with_an_eoi_cost_each_handled_virtual_interrupt_takes_an_apic_access_exit() {
+        let eoi = ExitReason::slot(Some(ExitReason::ApicEoi));
+        let (d, n) = one_interrupt_by_exit("softirq", 900);
+        // One virtual interrupt handled (the guest's handler ran 1 µs): one EOI write.
+        assert_eq!(n, 1);
+        assert_eq!(d[eoi], 900);
+    }
+
+    #[test]
+    fn the_hypervisor_time_by_exit_adds_up_to_the_pcpus_time_and_what_vcpus_still_owe() {
+        let text = r#"
+duration_ms = 20
+[host]
+sockets = 2
+cores_per_socket = 1
+[host.costs]
+exit_apic_eoi_ns = 900
+[hypervisor]
+params = { tasklet = "idle_vcpu", ratelimit_us = 0, load_balance_ratelimit_us = 0, wake = "xen41" }
+[[vms]]
+vcpus = 2
+io_path = "passthrough"
+workloads = [{ kind = "server", role = "web", rate_per_s = 20000.0 }]
+[[vms]]
+vcpus = 1
+workloads = [{ kind = "hog" }]
+"#;
+        let sc = from_toml_str(text).expect("scenario parses");
+        let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+        s.run_until(20 * NS_PER_MS).unwrap();
+        let w = s.world();
+        w.settle_tasklets();
+        let by_exit: u64 = w.pcpus.iter().map(|p| p.hv_by_exit_ns.iter().sum::<u64>()).sum();
+        let ran: u64 = w.pcpus.iter().map(|p| p.hv_ns).sum();
+        let owed: u64 = w.vcpus.iter().map(|v| v.hv_debt_ns).sum();
+        assert!(ran > 0 && w.pcpus.iter().map(|p| p.tasklet.irqs).sum::<u64>() > 100, "interrupts ran");
+        // Each open idle interval's background part is not counted until it closes; this
+        // host has no background load, so the identity is exact.
+        assert_eq!(by_exit, ran + owed);
     }
 
     #[test]

@@ -56,6 +56,11 @@ pub struct Pcpu {
     /// their part from memory (ns).
     pub llc_refill_ns: f64,
     pub llc_refill_dram_ns: f64,
+    /// Hypervisor time charged here by the VM exit whose handling it belongs to (seed 001
+    /// Figure 9's breakdown, XenTrace's exit reasons), indexed by `ExitReason::slot`; the
+    /// last slot is time outside any exit (tasklets and switches on an idle pCPU, background
+    /// load). Charged when incurred: a vCPU's debt counts here before it is paid.
+    pub hv_by_exit_ns: [Ns; ExitReason::SLOTS],
 }
 
 /// A unit of interrupt work the vCPU runs before resuming its thread.
@@ -130,7 +135,7 @@ pub struct Vcpu {
     pub halted_ns: Ns,
     pub dispatches: u64,
     pub migrations: u64,
-    pub exits: [u64; 6],
+    pub exits: [u64; ExitReason::ALL.len()],
     pub lhp: u64,
     pub lwp: u64,
     /// Affinity coefficient of the task last switched in (DP-Scheduling PI slot, seed 003 §3.3).
@@ -184,7 +189,7 @@ impl Vcpu {
             halted_ns: 0,
             dispatches: 0,
             migrations: 0,
-            exits: [0; 6],
+            exits: [0; ExitReason::ALL.len()],
             lhp: 0,
             lwp: 0,
             ac_pct: crate::guest::affinity::AC_INITIAL_PCT as u8,
