@@ -1661,6 +1661,17 @@ threads = 2
     }
 
     #[test]
+    fn a_bad_eoi_exit_cost_names_the_field() {
+        // The optional APIC-access (EOI) exit is a `*_ns` cost like the others: the naming
+        // convention covers it (negative and absurd values).
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nexit_apic_eoi_ns = -1"), "host.costs.exit_apic_eoi_ns");
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\nexit_apic_eoi_ns = 2000000000000000"),
+            "host.costs.exit_apic_eoi_ns",
+        );
+    }
+
+    #[test]
     fn absurd_cost_in_ns_names_the_cost() {
         assert_path(
             &with_host("cores_per_socket = 2\n[host.costs]\nexit_ple_ns = 9223372036854775807"),
