@@ -172,6 +172,19 @@ pub struct CostParams {
     /// workloads). With the LLC shared in proportion to the footprints, a thread's share is
     /// `llc_kib x ws / F`, so its miss rate per instruction grows as (F / llc_kib)^alpha.
     pub llc_miss_exponent: f64,
+    /// Hypervisor costs grow with the CPI of the socket they run on (`hv::llc`
+    /// `World::hv_cost_ns`): when > 0, each fixed hypervisor cost (`world_switch_ns`,
+    /// `sched_call_ns`, every exit's cost `exit_*_ns`, `dpci_tasklet_ns`) is the time it takes
+    /// at this CPI, and an event pays `cost x CPI / hv_costs_reference_cpi`, CPI being the
+    /// socket's `llc_pressure` factor when the event is charged (cycles per cycle of work
+    /// without stall, the unit of guest compute's factor: the hypervisor's code sees the same
+    /// stall as guest compute on the shared LLC). A cost measured or fitted at a load keeps its
+    /// value there when this is the CPI its events saw at that load
+    /// (`totals.hv_llc_cpi_factor`). 0 = fixed times (default). Needs
+    /// `llc_stall_at_capacity_ratio`. Seed 001 §6: "CPU utilization reduction of guest part is
+    /// primarily caused by the lower CPI and hypervisor part is caused by both PL and CPI";
+    /// §4.1 and Figures 6-7: the hypervisor's part grows with load as the CPI does.
+    pub hv_costs_reference_cpi: f64,
 }
 
 impl Default for CostParams {
@@ -207,6 +220,7 @@ impl Default for CostParams {
             llc_stall_at_capacity_ratio: 0.0,
             llc_window_ns: 0,
             llc_miss_exponent: 0.5,
+            hv_costs_reference_cpi: 0.0,
         }
     }
 }

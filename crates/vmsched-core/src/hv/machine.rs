@@ -478,8 +478,10 @@ impl World {
         vc.dispatches += 1;
         vc.last_pcpu = p;
         vc.seg_start = now;
-        vc.hv_debt_ns += self.costs.world_switch_ns;
-        self.pcpus[p].hv_by_exit_ns[ExitReason::slot(exit)] += self.costs.world_switch_ns;
+        let switch_ns = self.hv_cost_ns(p, self.costs.world_switch_ns);
+        let vc = &mut self.vcpus[v];
+        vc.hv_debt_ns += switch_ns;
+        self.pcpus[p].hv_by_exit_ns[ExitReason::slot(exit)] += switch_ns;
         let vc = &mut self.vcpus[v];
         vc.bg_debt_ns = bg_left;
         vc.refill_debt_ns += refill;
@@ -568,10 +570,18 @@ impl World {
         }
     }
 
-    /// Hypervisor time `ns` that vCPU `v` owes (paid before its guest code runs on), counted
-    /// under the VM exit `exit` it is handled in (`Pcpu::hv_by_exit_ns`, on the pCPU it runs
-    /// on or last ran on).
+    /// Hypervisor work of `ns` (a cost at the reference CPI: `hv_cost_ns`) that vCPU `v` owes
+    /// (paid before its guest code runs on), counted under the VM exit `exit` it is handled in
+    /// (`Pcpu::hv_by_exit_ns`, on the pCPU it runs on or last ran on).
     pub(crate) fn owe_hv(&mut self, v: VcpuId, exit: Option<ExitReason>, ns: Ns) {
+        let vc = &self.vcpus[v];
+        let p = vc.running_on().unwrap_or(vc.last_pcpu);
+        let ns = self.hv_cost_ns(p, ns);
+        self.owe_hv_time(v, exit, ns);
+    }
+
+    /// As `owe_hv` for a time that does not follow the CPI (a cache line's transfer).
+    pub(crate) fn owe_hv_time(&mut self, v: VcpuId, exit: Option<ExitReason>, ns: Ns) {
         let vc = &mut self.vcpus[v];
         vc.hv_debt_ns += ns;
         let p = vc.running_on().unwrap_or(vc.last_pcpu);

@@ -125,19 +125,24 @@ impl World {
                 let at = self.hv_work_ends(p).unwrap_or(now);
                 self.q.arm(&mut self.pcpus[p].tasklet.timer, at, Ev::TaskletDone(p));
             }
-            (TaskletMode::Softirq, None) => self.start_tasklets(p, now + tasklet_ns),
+            (TaskletMode::Softirq, None) => {
+                let at = now + self.hv_cost_ns(p, tasklet_ns);
+                self.start_tasklets(p, at)
+            }
             (TaskletMode::IdleVcpu, Some(_)) => {
                 self.schedule(p, Reason::Tasklet);
                 debug_assert!(self.pcpus[p].cur.is_none(), "tasklet work must run in the idle vCPU");
                 self.pcpus[p].tasklet.after_exit = true;
-                self.start_tasklets(p, now + self.costs.world_switch_ns + tasklet_ns);
+                let at = now + self.hv_cost_ns(p, self.costs.world_switch_ns + tasklet_ns);
+                self.start_tasklets(p, at);
             }
             (TaskletMode::IdleVcpu, None) => {
                 // SCHEDULE_SOFTIRQ on the idle vCPU: the scheduler runs and keeps the idle vCPU,
                 // now at BOOST for the tasklet work (4.1 `csched_schedule`), so no longer idle.
                 self.schedule(p, Reason::Tasklet);
                 debug_assert!(self.pcpus[p].cur.is_none());
-                self.start_tasklets(p, now + self.costs.sched_call_ns + tasklet_ns);
+                let at = now + self.hv_cost_ns(p, self.costs.sched_call_ns + tasklet_ns);
+                self.start_tasklets(p, at);
             }
         }
     }
@@ -173,7 +178,7 @@ impl World {
         }
         let now = self.now();
         if !self.pcpus[p].tasklet.queue.is_empty() {
-            let at = now + self.costs.dpci_tasklet_ns;
+            let at = now + self.hv_cost_ns(p, self.costs.dpci_tasklet_ns);
             self.q.arm(&mut self.pcpus[p].tasklet.timer, at, Ev::TaskletDone(p));
             return;
         }
@@ -441,6 +446,52 @@ workloads = [{ kind = "hog" }]
         let (d, _) = one_interrupt_by_exit("softirq", 0);
         assert_eq!(d[ext], c.exit_ext_intr_ns + c.dpci_tasklet_ns);
         assert_eq!(d.iter().sum::<u64>(), d[ext]);
+    }
+
+    /// As `one_interrupt_by_exit` (no EOI cost) with the shared-LLC pressure on, the socket's
+    /// LLC as large as the hog's working set, no window (only running threads count), stall
+    /// ratio 1, and the hypervisor costs stated at `reference_cpi`: the CPI is 1 + 1 x
+    /// (ws / ws)^alpha = 2 while the hog runs on the socket, 1 while it does not.
+    fn one_interrupt_at_cpi(tasklet: &str, reference_cpi: f64) -> u64 {
+        let mut s = sim(tasklet);
+        let before = {
+            let w = s.world();
+            let hog = w.vcpus[0].cur.expect("the hog's thread runs");
+            let ws = w.threads[hog].ws_kib;
+            assert!(ws > 0, "the hog has a working set");
+            w.costs.llc_kib = ws;
+            w.costs.llc_stall_at_capacity_ratio = 1.0;
+            w.costs.llc_window_ns = 0;
+            w.costs.hv_costs_reference_cpi = reference_cpi;
+            let now = w.now();
+            let b = w.pcpus[0].hv_by_exit_ns;
+            w.device_interrupt(0, IrqWork { left_ns: 1000, action: IrqAction::Nothing, sent_at: now });
+            b
+        };
+        s.run_until(NS_PER_MS + 200 * NS_PER_US).unwrap();
+        let w = s.world();
+        let ext = ExitReason::slot(Some(ExitReason::ExtIntr));
+        w.pcpus[0].hv_by_exit_ns[ext] - before[ext]
+    }
+
+    #[test]
+    fn hypervisor_costs_stated_at_a_reference_cpi_scale_with_the_sockets_cpi_when_charged() {
+        let c = crate::host::CostParams::default();
+        // Softirq tasklet: the exit and the tasklet both run while the hog is on the socket
+        // (CPI 2). Stated at CPI 2 they keep their value, 1 500 + 1 000 = 2 500 ns; stated at
+        // CPI 1 they take twice as long, 5 000 ns.
+        assert_eq!(one_interrupt_at_cpi("softirq", 2.0), c.exit_ext_intr_ns + c.dpci_tasklet_ns);
+        assert_eq!(one_interrupt_at_cpi("softirq", 1.0), 2 * (c.exit_ext_intr_ns + c.dpci_tasklet_ns));
+        // Idle-vCPU tasklet, stated at CPI 1: the exit runs beside the hog (CPI 2: 3 000 ns),
+        // the switch to the idle vCPU and the tasklet on a socket where nothing runs (CPI 1:
+        // 2 740 + 1 000 ns), the switch back once the hog is on the pCPU again (CPI 2:
+        // 5 480 ns); 12 220 ns against 7 980 at fixed times.
+        let fixed = c.exit_ext_intr_ns + 2 * c.world_switch_ns + c.dpci_tasklet_ns;
+        assert_eq!(one_interrupt_at_cpi("idle_vcpu", 0.0), fixed);
+        assert_eq!(
+            one_interrupt_at_cpi("idle_vcpu", 1.0),
+            2 * c.exit_ext_intr_ns + c.world_switch_ns + c.dpci_tasklet_ns + 2 * c.world_switch_ns
+        );
     }
 
     #[test]

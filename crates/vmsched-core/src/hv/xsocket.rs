@@ -90,7 +90,7 @@ impl World {
         }
         // Counted with the vIPI's ICR write (`ExitReason::Ipi`, an APIC-access exit), whose
         // line into the target's virtual APIC page this is.
-        self.owe_hv(to, Some(ExitReason::Ipi), ns);
+        self.owe_hv_time(to, Some(ExitReason::Ipi), ns);
         if running {
             self.arm_exec(to);
         }

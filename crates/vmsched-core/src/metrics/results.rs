@@ -140,6 +140,11 @@ pub struct Totals {
     /// work; 0 with neither).
     pub llc_cpi_factor: f64,
     pub llc_miss_rate_rel: f64,
+    /// The socket CPI factor (`llc_pressure`) the hypervisor's costs were charged at, weighted
+    /// by their cost at the reference CPI (`host.costs.hv_costs_reference_cpi`; 0 when the
+    /// costs are fixed times). Set as the reference, it keeps the mean cost of each kind at
+    /// its stated value.
+    pub hv_llc_cpi_factor: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -283,6 +288,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
     let (compute, work, refill, dram) = w.pcpus.iter().fold((0.0, 0.0, 0.0, 0.0), |(c, k, r, d), pc| {
         (c + pc.llc_compute_ns, k + pc.llc_work_ns, r + pc.llc_refill_ns, d + pc.llc_refill_dram_ns)
     });
+    let (hv_ref, hv_cpi) = w.pcpus.iter().fold((0.0, 0.0), |(r, c), pc| (r + pc.hv_cost_ref_ns, c + pc.hv_cost_cpi_ns));
     let totals = Totals {
         directed_yield_attempted: dya,
         directed_yield_successful: dys,
@@ -301,6 +307,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         scheduler_counters: w.sched.as_ref().map_or_else(Vec::new, |s| s.counters()).into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         llc_cpi_factor: if work > 0.0 { (compute + refill) / work } else { 1.0 },
         llc_miss_rate_rel: if work > 0.0 { (compute - work + dram) / work } else { 0.0 },
+        hv_llc_cpi_factor: if hv_ref > 0.0 { hv_cpi / hv_ref } else { 0.0 },
     };
     Results {
         schema_version: SCHEMA_VERSION,

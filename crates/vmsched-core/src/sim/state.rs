@@ -56,6 +56,11 @@ pub struct Pcpu {
     /// their part from memory (ns).
     pub llc_refill_ns: f64,
     pub llc_refill_dram_ns: f64,
+    /// Hypervisor costs charged here while they scale with the socket's CPI
+    /// (`host.costs.hv_costs_reference_cpi`): their sum at the reference CPI, and the sum of
+    /// each times the CPI it was charged at (ns, ns x CPI factor).
+    pub hv_cost_ref_ns: f64,
+    pub hv_cost_cpi_ns: f64,
     /// Hypervisor time charged here by the VM exit whose handling it belongs to (seed 001
     /// Figure 9's breakdown, XenTrace's exit reasons), indexed by `ExitReason::slot`; the
     /// last slot is time outside any exit (tasklets and switches on an idle pCPU, background
