@@ -467,7 +467,9 @@ fn role_preset(r: ServerRole) -> (f64, f64, u32, u32) {
 }
 
 /// Estimate: iSCSI read from an SSD target over 10 GbE, about 100 us (seed 001 §3 setup; no
-/// latency is given).
+/// latency is given; the SSD alone, Intel's X25-E, takes 75 us per access by Intel's figure).
+/// Seed 001's reproduction sets its servers' `disk_us` to a wait fitted to the seed's 1-tile
+/// response instead (calibration.toml `csrc.specvirt.disk_us`).
 const DISK_US: f64 = 100.0;
 
 impl ServerParams {

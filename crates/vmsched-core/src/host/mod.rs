@@ -52,6 +52,17 @@ pub struct CostParams {
     pub exit_ipi_ns: Ns,
     /// Exit to the device model in user space (port/MMIO I/O). Estimate.
     pub exit_io_ns: Ns,
+    /// The guest's EOI write at the end of each virtual interrupt it handles (device
+    /// interrupts, virtual IPIs, timer ticks), where the processor has no APIC virtualisation:
+    /// the write to the xAPIC page is an APIC-access exit that the hypervisor emulates (Xen
+    /// 4.1: `vmx_vmexit_handler`, `EXIT_REASON_APIC_ACCESS` → `handle_mmio` → `vlapic_write`
+    /// → `vlapic_EOI_set`; seed 001 §4.2 b: "register access operations, such as EOI and ICR,
+    /// are emulated by hypervisor", and EOI accounts for most of them under SR-IOV). 0
+    /// (default) = not modelled: the EOI costs nothing and no exit is counted, as on hosts
+    /// with APICv or a paravirtual EOI. No source gives the emulation's cost: seed 001's host
+    /// fits it (calibration.toml `csrc.host.exit_apic_eoi_ns`, Figure 9's APIC-access share),
+    /// with the bare exit round trip `exit_hypercall_ns` as its floor.
+    pub exit_apic_eoi_ns: Ns,
     /// Physical IPI delivery latency between pCPUs (tickle, kick). Estimate.
     pub phys_ipi_ns: Ns,
     /// Guest function-call IPI handler on the target vCPU (entry, TLB flush, ack). Estimate.
@@ -161,6 +172,19 @@ pub struct CostParams {
     /// workloads). With the LLC shared in proportion to the footprints, a thread's share is
     /// `llc_kib x ws / F`, so its miss rate per instruction grows as (F / llc_kib)^alpha.
     pub llc_miss_exponent: f64,
+    /// Hypervisor costs grow with the CPI of the socket they run on (`hv::llc`
+    /// `World::hv_cost_ns`): when > 0, each fixed hypervisor cost (`world_switch_ns`,
+    /// `sched_call_ns`, every exit's cost `exit_*_ns`, `dpci_tasklet_ns`) is the time it takes
+    /// at this CPI, and an event pays `cost x CPI / hv_costs_reference_cpi`, CPI being the
+    /// socket's `llc_pressure` factor when the event is charged (cycles per cycle of work
+    /// without stall, the unit of guest compute's factor: the hypervisor's code sees the same
+    /// stall as guest compute on the shared LLC). A cost measured or fitted at a load keeps its
+    /// value there when this is the CPI its events saw at that load
+    /// (`totals.hv_llc_cpi_factor`). 0 = fixed times (default). Needs
+    /// `llc_stall_at_capacity_ratio`. Seed 001 §6: "CPU utilization reduction of guest part is
+    /// primarily caused by the lower CPI and hypervisor part is caused by both PL and CPI";
+    /// §4.1 and Figures 6-7: the hypervisor's part grows with load as the CPI does.
+    pub hv_costs_reference_cpi: f64,
 }
 
 impl Default for CostParams {
@@ -174,6 +198,7 @@ impl Default for CostParams {
             exit_ext_intr_ns: 1_500,
             exit_ipi_ns: 1_500,
             exit_io_ns: 8_000,
+            exit_apic_eoi_ns: 0,
             phys_ipi_ns: 1_000,
             ipi_handler_ns: 1_000,
             irq_handler_ns: 2_000,
@@ -195,6 +220,7 @@ impl Default for CostParams {
             llc_stall_at_capacity_ratio: 0.0,
             llc_window_ns: 0,
             llc_miss_exponent: 0.5,
+            hv_costs_reference_cpi: 0.0,
         }
     }
 }
@@ -208,11 +234,27 @@ pub enum ExitReason {
     Ipi,
     Io,
     Hypercall,
+    /// The EOI write of a virtual interrupt (an APIC-access exit; `exit_apic_eoi_ns`).
+    ApicEoi,
 }
 
 impl ExitReason {
-    pub const ALL: [ExitReason; 6] =
-        [ExitReason::Ple, ExitReason::Hlt, ExitReason::ExtIntr, ExitReason::Ipi, ExitReason::Io, ExitReason::Hypercall];
+    pub const ALL: [ExitReason; 7] = [
+        ExitReason::Ple,
+        ExitReason::Hlt,
+        ExitReason::ExtIntr,
+        ExitReason::Ipi,
+        ExitReason::Io,
+        ExitReason::Hypercall,
+        ExitReason::ApicEoi,
+    ];
+    /// Slots of a per-exit table with one more for time outside any VM exit
+    /// (`Pcpu::hv_by_exit_ns`).
+    pub const SLOTS: usize = Self::ALL.len() + 1;
+    /// The slot of `exit` in such a table (`None`: no VM exit).
+    pub fn slot(exit: Option<ExitReason>) -> usize {
+        exit.map_or(Self::ALL.len(), |r| r.index())
+    }
     pub fn name(self) -> &'static str {
         match self {
             ExitReason::Ple => "ple",
@@ -221,6 +263,7 @@ impl ExitReason {
             ExitReason::Ipi => "ipi",
             ExitReason::Io => "io",
             ExitReason::Hypercall => "hypercall",
+            ExitReason::ApicEoi => "apic_eoi",
         }
     }
     pub fn index(self) -> usize {
@@ -257,6 +300,7 @@ impl CostParams {
             ExitReason::Ipi => self.exit_ipi_ns,
             ExitReason::Io => self.exit_io_ns,
             ExitReason::Hypercall => self.exit_hypercall_ns,
+            ExitReason::ApicEoi => self.exit_apic_eoi_ns,
         }
     }
 }

@@ -186,6 +186,7 @@ impl World {
             let bg = overlap(since, now, pc.bg_start, pc.bg_until);
             pc.idle_ns += now - since - bg;
             pc.hv_ns += bg;
+            pc.hv_by_exit_ns[crate::host::ExitReason::slot(None)] += bg;
             pc.bg_ns += bg;
             pc.idle_since = Some(now);
         }

@@ -22,8 +22,20 @@
 //!   memory, per cycle of work (every miss to memory taken to stall alike). Both grow with
 //!   the footprint and with the switches that force refills.
 //!
-//! Leaves out: the hypervisor's own footprint and CPI (exit, switch and tasklet costs stay
-//! fixed times), the TLB (seed Figure 8's other miss rate), interrupt handlers' and
+//! - with `hv_costs_reference_cpi` (`World::hv_cost_ns`), the hypervisor's fixed costs (world
+//!   switch, scheduler call, each exit's handling, the dpci tasklet) run at the CPI of their
+//!   socket when charged, as guest compute does: a cost stated at the reference CPI takes
+//!   `cost x CPI / reference`. The same factor as guest compute's, because seed 001 measures
+//!   one CPI for all the code a core runs (Figure 7, hypervisor and guests together) and puts
+//!   the growth of the hypervisor's part with load on it (§6: "hypervisor part is caused by
+//!   both PL and CPI"; §4.1: "the memory footprint consumed by both VMs and hypervisor");
+//!   it gives no separate CPI of the hypervisor's code. Off (fixed times) by default.
+//!
+//! Leaves out: the hypervisor's own footprint (its code and data add nothing to F), a CPI
+//! of the hypervisor's code other than guest compute's, interrupt delivery and cache-line
+//! transfers (`phys_ipi_ns`, the cross-socket vIPI lines: latencies, not instructions), the
+//! background spin of seed 004 (a wall-clock delay), the TLB (seed Figure 8's other miss
+//! rate), interrupt handlers' and
 //! refills' speed (fixed times), a thread's footprint on a socket other than where it last
 //! ran (the cache-refill model, `host::refill_ns`, charges its cold start there), and the
 //! footprint's effect on the refill itself.
@@ -117,6 +129,23 @@ impl World {
             .filter_map(|q| pcpu_cur[q].and_then(|u| vcpus[u].cur))
             .map(|t| (threads[t].ws_kib as f64, threads[t].llc_touch));
         self.llc.footprint_kib(s, self.q.now(), self.costs.llc_window_ns, running)
+    }
+
+    /// A hypervisor cost of `ns` at `host.costs.hv_costs_reference_cpi` charged on pCPU `p`
+    /// now: `ns x CPI / reference`, CPI being the socket's pressure factor (`llc_pressure`);
+    /// `ns` unchanged when the costs are fixed times (reference 0, the default). Counts the
+    /// CPI it was charged at (`totals.hv_llc_cpi_factor`).
+    pub(crate) fn hv_cost_ns(&mut self, p: PcpuId, ns: Ns) -> Ns {
+        let reference = self.costs.hv_costs_reference_cpi;
+        if reference <= 0.0 || ns == 0 || !self.llc_enabled() {
+            return ns;
+        }
+        let f = self.llc_footprint_kib(self.topo.socket_of(p) as usize);
+        let cpi = llc_pressure(&self.costs, f).1;
+        let pc = &mut self.pcpus[p];
+        pc.hv_cost_ref_ns += ns as f64;
+        pc.hv_cost_cpi_ns += ns as f64 * cpi;
+        (ns as f64 * cpi / reference).round() as Ns
     }
 
     /// vCPU `v` is dispatched on pCPU `p`: its guest compute runs at its socket's pressure.

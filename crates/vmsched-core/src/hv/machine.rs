@@ -200,6 +200,7 @@ impl World {
         vc.bg_debt_ns -= b;
         vc.t.hv += b;
         pc.hv_ns += b;
+        pc.hv_by_exit_ns[ExitReason::slot(None)] += b;
         pc.bg_ns += b;
         dt -= b;
         pc.busy_ns += dt;
@@ -230,6 +231,7 @@ impl World {
             vc.t.halt_poll += dt;
             pc.guest_ns -= dt;
             pc.hv_ns += dt;
+            pc.hv_by_exit_ns[ExitReason::slot(Some(ExitReason::Hlt))] += dt;
             return;
         }
         let Some(t) = vc.cur else {
@@ -371,11 +373,21 @@ impl World {
             self.sync_facts(v);
         }
         let prev_runnable = prev.map_or(false, |v| self.vcpus[v].online && why != Reason::Block);
+        // The VM exit this call is handled in (as `hv::sched::switch_causes` counts the
+        // switch): HLT for a block, PAUSE for a yield, an external interrupt (device
+        // interrupt, timer, event-check IPI) for anything else on a pCPU that runs a vCPU or
+        // that ran tasklets queued in such an exit; none on an idle pCPU.
+        let exit = match why {
+            Reason::Block => Some(ExitReason::Hlt),
+            Reason::Yield => Some(ExitReason::Ple),
+            _ if prev.is_some() || self.pcpus[p].tasklet.after_exit => Some(ExitReason::ExtIntr),
+            _ => None,
+        };
         let d = self.with_sched(|s, view| s.do_schedule(view, p, prev, prev_runnable, why));
         self.pcpus[p].sched_calls += 1;
         if d.next.is_some() && d.next == prev {
             let v = prev.unwrap();
-            self.vcpus[v].hv_debt_ns += self.costs.sched_call_ns;
+            self.owe_hv(v, exit, self.costs.sched_call_ns);
             self.arm_exec(v);
             self.poll_mailbox(v);
         } else {
@@ -386,7 +398,7 @@ impl World {
             match d.next {
                 Some(n) => {
                     self.pcpus[p].context_switches += 1;
-                    self.dispatch(n, p);
+                    self.dispatch(n, p, exit);
                 }
                 None => {
                     // A switch to the idle vCPU is a context switch too (Xen's `sched_ctx`
@@ -444,7 +456,8 @@ impl World {
         self.set_run(v, new);
     }
 
-    fn dispatch(&mut self, v: VcpuId, p: PcpuId) {
+    /// Run vCPU `v` on pCPU `p`; the world switch belongs to VM exit `exit` (`schedule`).
+    fn dispatch(&mut self, v: VcpuId, p: PcpuId, exit: Option<ExitReason>) {
         let now = self.q.now();
         debug_assert!(self.pcpus[p].cur.is_none());
         self.pcpu_idle_end(p);
@@ -465,7 +478,11 @@ impl World {
         vc.dispatches += 1;
         vc.last_pcpu = p;
         vc.seg_start = now;
-        vc.hv_debt_ns += self.costs.world_switch_ns;
+        let switch_ns = self.hv_cost_ns(p, self.costs.world_switch_ns);
+        let vc = &mut self.vcpus[v];
+        vc.hv_debt_ns += switch_ns;
+        self.pcpus[p].hv_by_exit_ns[ExitReason::slot(exit)] += switch_ns;
+        let vc = &mut self.vcpus[v];
         vc.bg_debt_ns = bg_left;
         vc.refill_debt_ns += refill;
         vc.preempted = false;
@@ -522,8 +539,8 @@ impl World {
             return;
         }
         vc.halt_pending = true;
-        vc.hv_debt_ns += self.costs.exit_hlt_ns;
         vc.count_exit(ExitReason::Hlt);
+        self.owe_hv(v, Some(ExitReason::Hlt), self.costs.exit_hlt_ns);
         self.arm_exec(v);
         self.poll_mailbox(v);
     }
@@ -553,13 +570,29 @@ impl World {
         }
     }
 
+    /// Hypervisor work of `ns` (a cost at the reference CPI: `hv_cost_ns`) that vCPU `v` owes
+    /// (paid before its guest code runs on), counted under the VM exit `exit` it is handled in
+    /// (`Pcpu::hv_by_exit_ns`, on the pCPU it runs on or last ran on).
+    pub(crate) fn owe_hv(&mut self, v: VcpuId, exit: Option<ExitReason>, ns: Ns) {
+        let vc = &self.vcpus[v];
+        let p = vc.running_on().unwrap_or(vc.last_pcpu);
+        let ns = self.hv_cost_ns(p, ns);
+        self.owe_hv_time(v, exit, ns);
+    }
+
+    /// As `owe_hv` for a time that does not follow the CPI (a cache line's transfer).
+    pub(crate) fn owe_hv_time(&mut self, v: VcpuId, exit: Option<ExitReason>, ns: Ns) {
+        let vc = &mut self.vcpus[v];
+        vc.hv_debt_ns += ns;
+        let p = vc.running_on().unwrap_or(vc.last_pcpu);
+        self.pcpus[p].hv_by_exit_ns[ExitReason::slot(exit)] += ns;
+    }
+
     /// Charge an exit to a running (or about to run) vCPU.
     pub(crate) fn charge_exit(&mut self, v: VcpuId, r: ExitReason) {
         self.advance(v);
-        let c = self.costs.exit_ns(r);
-        let vc = &mut self.vcpus[v];
-        vc.count_exit(r);
-        vc.hv_debt_ns += c;
+        self.vcpus[v].count_exit(r);
+        self.owe_hv(v, Some(r), self.costs.exit_ns(r));
         self.arm_exec(v);
         self.poll_mailbox(v);
     }
@@ -590,11 +623,9 @@ impl World {
             RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_while_polling(v, work),
             RunState::Running(_) => {
                 self.advance(v);
-                let c = self.costs.exit_ns(ExitReason::ExtIntr);
-                let vc = &mut self.vcpus[v];
-                vc.count_exit(ExitReason::ExtIntr);
-                vc.hv_debt_ns += c;
-                vc.irq.push_back(work);
+                self.vcpus[v].count_exit(ExitReason::ExtIntr);
+                self.owe_hv(v, Some(ExitReason::ExtIntr), self.costs.exit_ext_intr_ns);
+                self.vcpus[v].irq.push_back(work);
                 self.arm_exec(v);
                 self.poll_mailbox(v);
             }
@@ -621,6 +652,10 @@ impl World {
         }
         while self.vcpus[v].irq.front().map_or(false, |w| w.left_ns == 0) {
             let w = self.vcpus[v].irq.pop_front().unwrap();
+            if self.costs.exit_apic_eoi_ns > 0 {
+                // The handler's EOI write: an APIC-access exit (host `exit_apic_eoi_ns`).
+                self.charge_exit(v, ExitReason::ApicEoi);
+            }
             self.irq_done(v, w);
             if self.vcpus[v].running_on().is_none() {
                 return;
@@ -662,10 +697,9 @@ impl World {
     fn ple_exit(&mut self, v: VcpuId) {
         let RunState::Running(p) = self.vcpus[v].run else { return };
         let ple = self.ple;
-        let c = self.costs.exit_ple_ns;
+        self.vcpus[v].count_exit(ExitReason::Ple);
+        self.owe_hv(v, Some(ExitReason::Ple), self.costs.exit_ple_ns);
         let vc = &mut self.vcpus[v];
-        vc.count_exit(ExitReason::Ple);
-        vc.hv_debt_ns += c;
         vc.ple_spun_ns = 0;
         vc.ple_window_cycles = grow_window(vc.ple_window_cycles, ple.window_cycles, ple.grow, ple.max_cycles);
         self.poll_mailbox(v);

@@ -148,11 +148,9 @@ impl World {
         match self.vcpus[v].run {
             RunState::Running(_) if self.vcpus[v].cur.is_some() && !self.vcpus[v].halt_pending => {
                 self.advance(v);
-                let c = self.costs.exit_ns(ExitReason::ExtIntr);
-                let vc = &mut self.vcpus[v];
-                vc.count_exit(ExitReason::ExtIntr);
-                vc.hv_debt_ns += c;
-                vc.irq.push_back(tick);
+                self.vcpus[v].count_exit(ExitReason::ExtIntr);
+                self.owe_hv(v, Some(ExitReason::ExtIntr), self.costs.exit_ext_intr_ns);
+                self.vcpus[v].irq.push_back(tick);
                 self.arm_exec(v);
                 self.poll_mailbox(v);
             }

@@ -48,6 +48,7 @@
 //! distance is not consulted: any two sockets pay the same.
 
 use crate::engine::Ns;
+use crate::host::ExitReason;
 use crate::sim::state::*;
 use crate::sim::World;
 
@@ -87,7 +88,9 @@ impl World {
         if running {
             self.advance(to);
         }
-        self.vcpus[to].hv_debt_ns += ns;
+        // Counted with the vIPI's ICR write (`ExitReason::Ipi`, an APIC-access exit), whose
+        // line into the target's virtual APIC page this is.
+        self.owe_hv_time(to, Some(ExitReason::Ipi), ns);
         if running {
             self.arm_exec(to);
         }

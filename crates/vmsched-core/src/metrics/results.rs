@@ -127,6 +127,11 @@ pub struct Totals {
     pub idle_while_waiting_ns: Ns,
     /// `idle_while_waiting_ns` / (pCPUs × `sim_time_ns`).
     pub idle_while_waiting_fraction: f64,
+    /// Hypervisor time by the VM exit it was charged in (`exits`' reasons, and `none` for
+    /// time outside any exit: tasklets and switches on an idle pCPU, background load), summed
+    /// over the pCPUs (ns). Charged when incurred, so the sum exceeds Σ `pcpus[].hv_ns` by
+    /// the hypervisor time vCPUs still owed at the end.
+    pub hv_ns_by_exit: BTreeMap<String, Ns>,
     /// Policy-specific event counters (`HvScheduler::counters`), by name.
     pub scheduler_counters: BTreeMap<String, u64>,
     /// Shared-LLC pressure and cache refills (`hv::llc`) over the run's guest compute: cycles
@@ -135,6 +140,11 @@ pub struct Totals {
     /// work; 0 with neither).
     pub llc_cpi_factor: f64,
     pub llc_miss_rate_rel: f64,
+    /// The socket CPI factor (`llc_pressure`) the hypervisor's costs were charged at, weighted
+    /// by their cost at the reference CPI (`host.costs.hv_costs_reference_cpi`; 0 when the
+    /// costs are fixed times). Set as the reference, it keeps the mean cost of each kind at
+    /// its stated value.
+    pub hv_llc_cpi_factor: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -164,7 +174,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         let mut t = TimeBuckets::default();
         let (mut halted, mut steal, mut cpu, mut mig, mut lhp, mut lwp) = (0, 0, 0, 0, 0, 0);
         let (mut polls, mut polls_ok) = (0, 0);
-        let mut exits = [0u64; 6];
+        let mut exits = [0u64; ExitReason::ALL.len()];
         let mut online = 0;
         for &v in &vm.vcpus {
             let vc = &w.vcpus[v];
@@ -278,6 +288,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
     let (compute, work, refill, dram) = w.pcpus.iter().fold((0.0, 0.0, 0.0, 0.0), |(c, k, r, d), pc| {
         (c + pc.llc_compute_ns, k + pc.llc_work_ns, r + pc.llc_refill_ns, d + pc.llc_refill_dram_ns)
     });
+    let (hv_ref, hv_cpi) = w.pcpus.iter().fold((0.0, 0.0), |(r, c), pc| (r + pc.hv_cost_ref_ns, c + pc.hv_cost_cpi_ns));
     let totals = Totals {
         directed_yield_attempted: dya,
         directed_yield_successful: dys,
@@ -287,9 +298,16 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         idle_fraction: sum(&|p| p.idle_ns as f64) / (n_p * now.max(1) as f64),
         idle_while_waiting_ns: w.idle_wait.total_ns(),
         idle_while_waiting_fraction: w.idle_wait.total_ns() as f64 / (n_p * now.max(1) as f64),
+        hv_ns_by_exit: ExitReason::ALL
+            .iter()
+            .map(|r| (r.name(), ExitReason::slot(Some(*r))))
+            .chain([("none", ExitReason::slot(None))])
+            .map(|(k, i)| (k.to_string(), w.pcpus.iter().map(|pc| pc.hv_by_exit_ns[i]).sum()))
+            .collect(),
         scheduler_counters: w.sched.as_ref().map_or_else(Vec::new, |s| s.counters()).into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         llc_cpi_factor: if work > 0.0 { (compute + refill) / work } else { 1.0 },
         llc_miss_rate_rel: if work > 0.0 { (compute - work + dram) / work } else { 0.0 },
+        hv_llc_cpi_factor: if hv_ref > 0.0 { hv_cpi / hv_ref } else { 0.0 },
     };
     Results {
         schema_version: SCHEMA_VERSION,

@@ -408,6 +408,17 @@ fn check_costs(h: &HostSpec) -> Res {
             );
         }
     }
+    if c.hv_costs_reference_cpi != 0.0 {
+        if !(c.hv_costs_reference_cpi >= 1.0 && c.hv_costs_reference_cpi.is_finite()) {
+            return err(
+                "host.costs.hv_costs_reference_cpi",
+                format!("must be 0 (fixed hypervisor costs) or >= 1 (a CPI factor of the LLC pressure, 1 = no stall), got {}", c.hv_costs_reference_cpi),
+            );
+        }
+        if !(c.llc_stall_at_capacity_ratio > 0.0) {
+            return err("host.costs.hv_costs_reference_cpi", "needs llc_stall_at_capacity_ratio > 0 (the CPI it scales by comes from the LLC pressure)");
+        }
+    }
     Ok(())
 }
 
@@ -1643,6 +1654,12 @@ threads = 2
     #[test]
     fn an_llc_stall_without_an_llc_size_or_with_a_bad_exponent_names_the_field() {
         assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nllc_stall_at_capacity_ratio = 0.5"), "host.costs.llc_kib");
+        // The hypervisor costs' reference CPI is a CPI factor (>= 1) of the LLC pressure.
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\nllc_kib = 12288\nllc_stall_at_capacity_ratio = 0.5\nhv_costs_reference_cpi = 0.5"),
+            "host.costs.hv_costs_reference_cpi",
+        );
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nhv_costs_reference_cpi = 2.0"), "host.costs.hv_costs_reference_cpi");
         assert_path(
             &with_host("cores_per_socket = 2\n[host.costs]\nllc_kib = 12288\nllc_stall_at_capacity_ratio = 0.5\nllc_miss_exponent = 0"),
             "host.costs.llc_miss_exponent",
@@ -1674,6 +1691,17 @@ threads = 2
     #[test]
     fn negative_cost_in_ns_names_the_cost() {
         assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nworld_switch_ns = -1"), "host.costs.world_switch_ns");
+    }
+
+    #[test]
+    fn a_bad_eoi_exit_cost_names_the_field() {
+        // The optional APIC-access (EOI) exit is a `*_ns` cost like the others: the naming
+        // convention covers it (negative and absurd values).
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nexit_apic_eoi_ns = -1"), "host.costs.exit_apic_eoi_ns");
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\nexit_apic_eoi_ns = 2000000000000000"),
+            "host.costs.exit_apic_eoi_ns",
+        );
     }
 
     #[test]

@@ -56,6 +56,16 @@ pub struct Pcpu {
     /// their part from memory (ns).
     pub llc_refill_ns: f64,
     pub llc_refill_dram_ns: f64,
+    /// Hypervisor costs charged here while they scale with the socket's CPI
+    /// (`host.costs.hv_costs_reference_cpi`): their sum at the reference CPI, and the sum of
+    /// each times the CPI it was charged at (ns, ns x CPI factor).
+    pub hv_cost_ref_ns: f64,
+    pub hv_cost_cpi_ns: f64,
+    /// Hypervisor time charged here by the VM exit whose handling it belongs to (seed 001
+    /// Figure 9's breakdown, XenTrace's exit reasons), indexed by `ExitReason::slot`; the
+    /// last slot is time outside any exit (tasklets and switches on an idle pCPU, background
+    /// load). Charged when incurred: a vCPU's debt counts here before it is paid.
+    pub hv_by_exit_ns: [Ns; ExitReason::SLOTS],
 }
 
 /// A unit of interrupt work the vCPU runs before resuming its thread.
@@ -130,7 +140,7 @@ pub struct Vcpu {
     pub halted_ns: Ns,
     pub dispatches: u64,
     pub migrations: u64,
-    pub exits: [u64; 6],
+    pub exits: [u64; ExitReason::ALL.len()],
     pub lhp: u64,
     pub lwp: u64,
     /// Affinity coefficient of the task last switched in (DP-Scheduling PI slot, seed 003 §3.3).
@@ -184,7 +194,7 @@ impl Vcpu {
             halted_ns: 0,
             dispatches: 0,
             migrations: 0,
-            exits: [0; 6],
+            exits: [0; ExitReason::ALL.len()],
             lhp: 0,
             lwp: 0,
             ac_pct: crate::guest::affinity::AC_INITIAL_PCT as u8,
