@@ -857,6 +857,10 @@ impl HvScheduler for Credit {
             c.push(("flexw_updates", f.updates));
             c.push(("flexw_resets", f.resets));
         }
+        if let Some(r) = &self.csrc {
+            c.push(("csrc_skips_rate", r.skips_rate));
+            c.push(("csrc_skips_min_run", r.skips_min_run));
+        }
         c
     }
 }
@@ -969,6 +973,11 @@ mod tests {
     /// One pCPU and two 1-vCPU VMs, both woken at 0; vCPU 0 is dispatched at 0. Returns what
     /// the scheduler picks at `at` when vCPU 0 is still running (and runnable or not).
     fn decide_at(params: &[(&str, toml::Value)], at: Ns, prev_runnable: bool) -> Decision {
+        schedule_at(params, at, prev_runnable).1
+    }
+
+    /// `decide_at`, also returning the scheduler (for its counters).
+    fn schedule_at(params: &[(&str, toml::Value)], at: Ns, prev_runnable: bool) -> (Credit, Decision) {
         let map: BTreeMap<String, toml::Value> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
         let topo = Topology::new(1, 1, None, None, 2.5);
@@ -987,7 +996,8 @@ mod tests {
         facts[0].run = RunState::Running(0);
         cur[0] = Some(0);
         let mut view = SchedView { now: at, topo: &topo, vcpus: &facts, vms: &vms, affinity: &aff, pcpu_cur: &cur, requests: &mut reqs };
-        c.do_schedule(&mut view, 0, Some(0), prev_runnable, Reason::Timer)
+        let d = c.do_schedule(&mut view, 0, Some(0), prev_runnable, Reason::Timer);
+        (c, d)
     }
 
     fn csrc_on() -> Vec<(&'static str, toml::Value)> {
@@ -1003,6 +1013,21 @@ mod tests {
         assert_eq!(off.next, Some(1));
         // After its millisecond the current vCPU goes behind the waiting one.
         assert_eq!(decide_at(&csrc_on(), 2 * NS_PER_MS, true).next, Some(1));
+    }
+
+    #[test]
+    fn csrc_counts_its_skipped_decisions_by_criterion() {
+        let count = |c: &Credit, name: &str| c.counters().into_iter().find(|(n, _)| *n == name).map(|(_, v)| v);
+        // One switch in the last 10 ms is under the rate threshold (10 per 10 ms): the 0.3 ms
+        // run is kept by the minimum-run criterion alone.
+        let (c, d) = schedule_at(&csrc_on(), 300 * NS_PER_US, true);
+        assert_eq!(d.next, Some(0));
+        assert_eq!((count(&c, "csrc_skips_rate"), count(&c, "csrc_skips_min_run")), (Some(0), Some(1)));
+        // A decision CSRC does not skip counts nothing; without CSRC there are no such counters.
+        let (c, _) = schedule_at(&csrc_on(), 2 * NS_PER_MS, true);
+        assert_eq!((count(&c, "csrc_skips_rate"), count(&c, "csrc_skips_min_run")), (Some(0), Some(0)));
+        let (c, _) = schedule_at(&[("ratelimit_us", toml::Value::Integer(0))], 300 * NS_PER_US, true);
+        assert_eq!(count(&c, "csrc_skips_min_run"), None);
     }
 
     #[test]
