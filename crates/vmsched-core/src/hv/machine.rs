@@ -478,10 +478,7 @@ impl World {
         vc.dispatches += 1;
         vc.last_pcpu = p;
         vc.seg_start = now;
-        let switch_ns = self.hv_cost_ns(p, self.costs.world_switch_ns);
-        let vc = &mut self.vcpus[v];
-        vc.hv_debt_ns += switch_ns;
-        self.pcpus[p].hv_by_exit_ns[ExitReason::slot(exit)] += switch_ns;
+        self.owe_hv(v, exit, self.costs.world_switch_ns);
         let vc = &mut self.vcpus[v];
         vc.bg_debt_ns = bg_left;
         vc.refill_debt_ns += refill;
@@ -574,9 +571,7 @@ impl World {
     /// (paid before its guest code runs on), counted under the VM exit `exit` it is handled in
     /// (`Pcpu::hv_by_exit_ns`, on the pCPU it runs on or last ran on).
     pub(crate) fn owe_hv(&mut self, v: VcpuId, exit: Option<ExitReason>, ns: Ns) {
-        let vc = &self.vcpus[v];
-        let p = vc.running_on().unwrap_or(vc.last_pcpu);
-        let ns = self.hv_cost_ns(p, ns);
+        let ns = self.hv_cost_ns(self.vcpus[v].pcpu(), ns);
         self.owe_hv_time(v, exit, ns);
     }
 
@@ -584,8 +579,7 @@ impl World {
     pub(crate) fn owe_hv_time(&mut self, v: VcpuId, exit: Option<ExitReason>, ns: Ns) {
         let vc = &mut self.vcpus[v];
         vc.hv_debt_ns += ns;
-        let p = vc.running_on().unwrap_or(vc.last_pcpu);
-        self.pcpus[p].hv_by_exit_ns[ExitReason::slot(exit)] += ns;
+        self.pcpus[vc.pcpu()].hv_by_exit_ns[ExitReason::slot(exit)] += ns;
     }
 
     /// Charge an exit to a running (or about to run) vCPU.
