@@ -125,8 +125,10 @@ SEED: dict[str, dict[str, Seed]] = {
         "busy_growth_8_over_4": Seed(3.19, f"{S001} §4.1, Figure 4: '8-tile consumes 219% more CPU resources than 4-tile'"),
         "cpi_growth_original": Seed(1.88, f"{S001} §4.1, Figure 7: 'CPI increases sharply as throughput grows (88% increase from 1-tile to 9-tile)'"),
         "llc_miss_growth_original": Seed(2.67, f"{S001} §4.1, Figure 8: 'Cache miss rate of LLC increases by 2.67x ... from 1-tile to 9-tile' (read as 2.67 times)"),
+        "tlb_miss_growth_original": Seed(1.38, f"{S001} §4.1, Figure 8: '... and that of TLB increases by 0.38x from 1-tile to 9-tile' (read as +38 %, 1.38 times)"),
         "cpi_reduction_csrc_pct": Seed(6, f"{S001} §6, Figure 19: 'CPI of optimized CSRC method obtains 6% reduction than original result at 9-tile'"),
         "llc_miss_reduction_csrc_pct": Seed(6, f"{S001} §6, Figure 19: '6% reduction for LLC'"),
+        "tlb_miss_reduction_csrc_pct": Seed(15, f"{S001} §6, Figure 19: '6% reduction for LLC and 15% for TLB'"),
     },
     # -- seed 002: Flex (slides; its other results are directional, see flex.py's claims) ----
     "flex-parallel": {
