@@ -575,7 +575,7 @@ pin = [1]
 [[vms.workloads]]
 kind = "custom"
 groups = [{{ threads = 1, working_set_kib = 64, program = [
-  {{ op = "forever", body = [ {{ op = "sleep", us = 500 }}, {{ op = "compute", us = {{ dist = "exp", mean_us = 3000 }} }} ] }},
+  {{ op = "forever", body = [ {{ op = "compute", us = {{ dist = "exp", mean_us = 3000 }} }} ] }},
 ] }}]
 "#
         )
