@@ -778,7 +778,7 @@ FIG15_17 = Reproduction(
               lambda q: abs(q["busy_light_csrc_pct"] / q["busy_light_original_pct"] - 1) <= 0.10),
     ],
     fitted=["busy_original_pct", "cpi_growth_original", "llc_miss_growth_original",
-            "resp_original_one_tile_ms"],
+            "tlb_miss_growth_original", "resp_original_one_tile_ms"],
     notes="Loads are tiles of the seed's 9-tile peak: fractions t/9 of the fitted peak load. "
           "Response time is SPECvirt's: the geometric mean of the web, mail and application "
           "servers' mean response times, over the requests completed after a 500 ms warm-up. The compliant peak of softirq tasklets and of CSRC is "
@@ -788,14 +788,16 @@ FIG15_17 = Reproduction(
           "0 (csrc-table3-table4 reports the band where the seeds place it): "
           "each workload must meet its own QoS limit (seed §2.3), and the original's peak is "
           "the one point known to meet them all. Since session 12 guest compute's CPI grows with "
-          "the footprint active on each socket's LLC (hv/llc.rs), fitted on the original alone "
-          "to its CPI and LLC miss growth from 1 to 9 tiles (Figures 7-8; CPI and misses count "
-          "the threads' cache refills, as a processor's counters would); the CPI and LLC "
+          "the footprint active on each socket's LLC (hv/llc.rs), since session 14 also with "
+          "the translations active on each pCPU's TLB (hv/tlb.rs), fitted on the original alone "
+          "to its CPI, LLC and TLB miss growths from 1 to 9 tiles (Figures 7-8; CPI and misses count "
+          "the threads' cache refills, as a processor's counters would); the CPI, LLC and TLB "
           "savings of tasklets and CSRC (Figure 19) come out of the simulation. Since session 13 "
           "the hypervisor's costs per event (world switch, exits, tasklet) are stated at the "
           "original's peak CPI and scale with the CPI of their socket (seed §6: its part 'is "
           "caused by both PL and CPI'); path length does not change (Figure 18). The saving "
-          "near the peak is 36 % at 9 tiles in session 13 after the LLC stall ratio's refit "
+          "near the peak is 32 % at 9 tiles in session 14 (the TLB pressure, with the LLC's "
+          "exponent and stall ratios refitted), 36 % in session 13 after the LLC stall ratio's refit "
           "(k 4; 29 % at k 3 with the hypervisor's costs with the "
           "CPI; 31 % with them fixed, after the per-exit costs and the I/O wait were fitted), "
           "28 % in session 12 (the LLC pressure, refitted after the "
