@@ -18,7 +18,9 @@ seed's peak only: 26,551 context switches per pCPU-second (Table 1) and 92 % CPU
 (Figure 16, original at 9 tiles), jointly (session 12) with the host's shared-LLC pressure
 (``csrc.host.*``: hv/llc.rs, guest compute's CPI grows with the footprint active on its
 socket's LLC) to the original's CPI and LLC miss-rate growth from 1 to 9 tiles (§4.1, Figures
-7-8). Since session 13 also, on the original at the peak, the hypervisor's handling costs of
+7-8); since session 14 with the TLB pressure too (hv/tlb.rs: the translations active on each
+pCPU's second-level TLB) and the TLB's growth (Figure 8), the LLC's exponent fitted within the
+power law's range. Since session 13 also, on the original at the peak, the hypervisor's handling costs of
 external-interrupt, HLT and APIC-access (EOI) exits (``csrc.host.exit_*``) to its cycles by VM
 exit (§4.2, Figure 9; hv/machine.rs counts hypervisor time by the exit it is handled in), and
 the requests' I/O wait (``csrc.specvirt.disk_us``) to the original's response at 1 tile (Figure
