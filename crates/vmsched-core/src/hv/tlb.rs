@@ -18,16 +18,22 @@
 //!   exp(-age / `llc_window_ns`). The window is the LLC's: it stands for how long a stopped
 //!   thread's entries outlive the others' work, the seed gives one miss number for the TLB
 //!   (Figure 8's growth, taken by the stall ratio) and none to fit a second time constant;
-//! - tagged entries survive a VM switch: Xen 4.1 enables VPID on VMX by default
-//!   (xen/arch/x86/hvm/vmx/vmcs.c `opt_vpid_enabled = 1`, boot option `vpid`), and a vCPU
-//!   keeps its tag on its pCPU while the pCPU's generation stands (xen/arch/x86/hvm/asid.c
-//!   `hvm_asid_handle_vmenter`: a valid `asid_generation` keeps the ASID, no flush). A vCPU
-//!   that moves to another pCPU gets a fresh tag there (vmcs.c `vmx_do_resume`: on
-//!   `active_cpu != smp_processor_id()` it calls `hvm_asid_flush_vcpu`, which zeroes its
+//! - tagged entries: Xen 4.1 enables VPID on VMX by default (xen/arch/x86/hvm/vmx/vmcs.c
+//!   `opt_vpid_enabled = 1`, boot option `vpid`), so a vCPU's entries survive its own VM
+//!   exits, and it keeps its tag on its pCPU while the pCPU's generation stands
+//!   (xen/arch/x86/hvm/asid.c `hvm_asid_handle_vmenter`: a valid `asid_generation` keeps the
+//!   ASID). A vCPU that moves to another pCPU gets a fresh tag there (vmcs.c `vmx_do_resume`:
+//!   on `active_cpu != smp_processor_id()` it calls `hvm_asid_flush_vcpu`, which zeroes its
 //!   generation; read in stored versions of asid.c (2009-era, the 4.0/4.1 file) and vmcs.c
 //!   (with nested VMX, 4.2-era)): its thread starts with no entries on its new pCPU, which
 //!   the decayed structure gives (its entry leaves the old domain, its whole working set
-//!   enters the new one on top of what is there);
+//!   enters the new one on top of what is there). Not modelled: in Xen of that era a full
+//!   context switch also invalidates every guest tag on the core (xen/arch/x86/domain.c
+//!   `__context_switch` calls `write_ptbase`, whose `write_cr3` calls
+//!   `hvm_flush_guest_tlbs`, a new ASID generation: xen/arch/x86/flushtlb.c read in a stored
+//!   3.x-4.x-era version), while the lazy switch to the idle vCPU and back to the same vCPU
+//!   does not (`context_switch` skips `__context_switch`); the model keeps a stopped thread's
+//!   entries across switches, decayed in time, and charges no cold walks after a flush;
 //! - the stall: misses per instruction follow the power law of the entries a thread gets,
 //!   `(F / reach)^tlb_miss_exponent`, each stalling alike, `tlb_stall_at_capacity_ratio` at
 //!   F = reach. With EPT a miss is a two-dimensional walk (guest and EPT tables, up to 24
