@@ -387,7 +387,14 @@ GAPS: dict[str, dict[str, str]] = {
             "= 0.58). The LLC's count (6.2 % saved) also holds the refills after switches, fewer "
             "with fewer switches, which the TLB model has no counterpart of: a moved thread's "
             "compulsory walks are not charged as such (hv/tlb.rs), nor are the guest's own flushes. "
-            "Not analysed further",
+            "The likely mechanism is one the model leaves out (hv/tlb.rs): in Xen of that era a "
+            "full context switch invalidates every guest tag on the core (__context_switch -> "
+            "write_ptbase -> write_cr3 -> hvm_flush_guest_tlbs), the lazy switch to the idle vCPU "
+            "and back to the same vCPU does not; a scratch counter (not kept) of dispatches of a "
+            "vCPU other than the pCPU's last one, the switches that would flush, gave at 9 tiles "
+            "7,819 /s/pCPU in the original, 7,028 with softirq tasklets and 5,166 with CSRC (34 % "
+            "fewer; at 4 tiles 1,797, 1,796, 1,795), seeds 1-8, 3000 ms. Modelling the flush needs "
+            "the cold walks it causes as a cost (a walk time per entry, unsourced here) and a refit",
         "at light load the response time with tasklets and CSRC is slightly higher than the "
         "original's (by at most 20 %)":
             "CSRC changes nothing at light load in the model (CSRC / softirq alone = 0.998 at 4 "
