@@ -87,7 +87,7 @@ impl World {
                     // vCPU's wake-up dispatch carried no thread to charge).
                     let r = self.thread_refill_ns(t, p);
                     self.vcpus[v].refill_debt_ns += r;
-                    self.llc_sample(v, p);
+                    self.cpi_sample(v, p);
                 }
                 self.ac_switch_in(v, t);
                 self.resume_spinner(v);

@@ -19,8 +19,13 @@
 //! Optionally (`llc_stall_at_capacity_ratio` > 0) shared-LLC pressure: guest compute on a
 //! socket costs more cycles per instruction as the footprint active on its LLC grows
 //! (`llc_pressure`, the power law of cache misses; the footprint is kept by `hv::llc`).
-//! Leaves out: SMT siblings, frequency scaling, memory-bandwidth contention between pCPUs,
-//! per-instruction timing other than the LLC stall. Every cost is a named parameter; defaults and sources are listed in
+//! Optionally (`tlb_stall_at_capacity_ratio` > 0) TLB pressure: guest compute on a pCPU
+//! stalls more on TLB misses as the translations active on its core's second-level TLB grow
+//! (`tlb_pressure`, the same power law; the footprint is kept by `hv::tlb`, per pCPU).
+//! Leaves out: SMT siblings (a pCPU is a core; a core's threads share its TLB, so a pCPU
+//! standing for several hardware threads holds them in one TLB domain), frequency scaling,
+//! memory-bandwidth contention between pCPUs, per-instruction timing other than the LLC and
+//! TLB stalls. Every cost is a named parameter; defaults and sources are listed in
 //! `docs/model.md` and next to each field.
 
 use serde::{Deserialize, Serialize};
@@ -185,6 +190,26 @@ pub struct CostParams {
     /// primarily caused by the lower CPI and hypervisor part is caused by both PL and CPI";
     /// §4.1 and Figures 6-7: the hypervisor's part grows with load as the CPI does.
     pub hv_costs_reference_cpi: f64,
+    /// Entries of a core's second-level TLB, each a 4 KiB page (`tlb_pressure`, `hv::tlb`):
+    /// its reach is `tlb_entries x 4` KiB. Default 512: Nehalem's and Westmere's STLB, 512
+    /// entries for 4 KiB pages, 4-way, per core, shared by its two SMT threads (D. Kanter,
+    /// "Inside Nehalem", Real World Technologies 2008, p. 8; Westmere-EP, seed 001's Xeon
+    /// 5680, is Nehalem-EP's 32 nm shrink). Used only with `tlb_stall_at_capacity_ratio`.
+    pub tlb_entries: u32,
+    /// TLB pressure on guest compute (`tlb_pressure`, `hv::tlb`): stall cycles on TLB misses
+    /// (with EPT, two-dimensional walks) per cycle of work when the translations active on a
+    /// pCPU equal the TLB's reach. It adds to the LLC's in guest compute's CPI factor:
+    /// `1 + LLC stall + tlb_stall_at_capacity_ratio x (F / reach)^tlb_miss_exponent`, F the
+    /// working sets (KiB) of the threads that ran on the pCPU lately (weighted with
+    /// `llc_window_ns`, as the LLC's). 0 = not modelled (default). No source gives it for a
+    /// host: fitted per seed (seed 001: calibration.toml
+    /// `csrc.host.tlb_stall_at_capacity_ratio`, to the original Xen's growths with load,
+    /// Figures 7-8).
+    pub tlb_stall_at_capacity_ratio: f64,
+    /// Exponent of the power law of TLB misses, as `llc_miss_exponent` (Hartstein et al.
+    /// 2006: miss rate ∝ capacity^-alpha, alpha 0.3-0.7, about 1/2; no TLB-specific source
+    /// found, so the same law and default).
+    pub tlb_miss_exponent: f64,
 }
 
 impl Default for CostParams {
@@ -221,6 +246,9 @@ impl Default for CostParams {
             llc_window_ns: 0,
             llc_miss_exponent: 0.5,
             hv_costs_reference_cpi: 0.0,
+            tlb_entries: 512,
+            tlb_stall_at_capacity_ratio: 0.0,
+            tlb_miss_exponent: 0.5,
         }
     }
 }
@@ -377,8 +405,28 @@ pub fn llc_pressure(costs: &CostParams, footprint_kib: f64) -> (f64, f64) {
     if costs.llc_stall_at_capacity_ratio <= 0.0 || costs.llc_kib == 0 {
         return (0.0, 1.0);
     }
-    let miss = (footprint_kib.max(0.0) / costs.llc_kib as f64).powf(costs.llc_miss_exponent);
+    let miss = power_law_miss(footprint_kib, costs.llc_kib as f64, costs.llc_miss_exponent);
     (miss, 1.0 + costs.llc_stall_at_capacity_ratio * miss)
+}
+
+/// TLB pressure on a pCPU whose translations active lately cover `footprint_kib` (`hv::tlb`
+/// sums the working sets of the threads that ran there): (the TLB misses per instruction
+/// relative to a footprint the size of the TLB's reach, `tlb_entries x 4` KiB; the stall
+/// cycles per cycle of work they add to guest compute's CPI factor). The same power law as
+/// the LLC's (`tlb_miss_exponent`); (0, 0) when the model is off.
+pub fn tlb_pressure(costs: &CostParams, footprint_kib: f64) -> (f64, f64) {
+    if costs.tlb_stall_at_capacity_ratio <= 0.0 || costs.tlb_entries == 0 {
+        return (0.0, 0.0);
+    }
+    let miss = power_law_miss(footprint_kib, 4.0 * costs.tlb_entries as f64, costs.tlb_miss_exponent);
+    (miss, costs.tlb_stall_at_capacity_ratio * miss)
+}
+
+/// Misses per instruction of a structure of `capacity_kib` shared in proportion to the
+/// footprints active in it, relative to a footprint of its size: (F / capacity)^exponent
+/// (the power law of cache misses, `llc_miss_exponent`).
+fn power_law_miss(footprint_kib: f64, capacity_kib: f64, exponent: f64) -> f64 {
+    (footprint_kib.max(0.0) / capacity_kib).powf(exponent)
 }
 
 /// The part of a working set a core's share of the LLC holds (all of it without `llc_kib`).
@@ -460,6 +508,19 @@ mod tests {
 
     /// The power law with the exponent 1/2: four times the footprint doubles the misses per
     /// instruction, and the stall grows with them.
+    /// The TLB's reach is 512 entries x 4 KiB = 2048 KiB: translations of 2048 KiB miss at
+    /// the capacity rate (1, stall = the ratio 0.6), 512 KiB at (1/4)^1/2 = 1/2 (stall 0.3);
+    /// off by default (no stall, whatever the footprint).
+    #[test]
+    fn tlb_stall_grows_with_the_square_root_of_the_translations_over_the_reach() {
+        assert_eq!(tlb_pressure(&CostParams::default(), 50_000.0), (0.0, 0.0), "off by default");
+        let c = CostParams { tlb_stall_at_capacity_ratio: 0.6, ..CostParams::default() };
+        assert_eq!(tlb_pressure(&c, 2048.0), (1.0, 0.6));
+        let (m, s) = tlb_pressure(&c, 512.0);
+        assert!((m - 0.5).abs() < 1e-12 && (s - 0.3).abs() < 1e-12, "{m} {s}");
+        assert_eq!(tlb_pressure(&c, 0.0), (0.0, 0.0));
+    }
+
     #[test]
     fn llc_stall_grows_with_the_square_root_of_the_active_footprint() {
         let off = CostParams { llc_kib: 12_288, ..CostParams::default() };

@@ -6,36 +6,40 @@
 //! consumed by both VMs and hypervisor becomes greatly increased so that current hardware
 //! resource like hierarchical cache and TLB cannot process efficiently"):
 //! - the active footprint F of a socket is the working sets of the threads that ran on it
-//!   lately: a running thread's whole, a thread that stopped `age` ago weighted by
-//!   exp(-age / `llc_window_ns`) (it counts on the socket where it last ran). More load, more
-//!   threads run within the window; more switches, more of them leave a recent footprint;
+//!   lately (`hv::footprint`, a domain per socket): a running thread's whole, a thread that
+//!   stopped `age` ago weighted by exp(-age / `llc_window_ns`) (it counts on the socket where
+//!   it last ran). More load, more threads run within the window; more switches, more of
+//!   them leave a recent footprint;
 //! - a vCPU dispatched on a pCPU, or switching in a thread while it runs, samples its
 //!   socket's F (the threads running there, its own included, and the decayed rest) and runs
-//!   its guest compute at 1 / the CPI factor of `llc_pressure` until the next sample: work
-//!   `w` takes `w x CPI factor` of time. Between samples a vCPU has one speed (the execution
-//!   timer and the accounting agree);
+//!   its guest compute at 1 / the CPI factor until the next sample: work `w` takes
+//!   `w x CPI factor` of time. The factor is `llc_pressure`'s plus the TLB stall of the
+//!   pCPU (`hv::tlb`, 0 when that model is off): one sample point for both. Between samples
+//!   a vCPU has one speed (the execution timer and the accounting agree);
 //! - totals, as a processor's counters see guest compute (its cycles over its instructions,
 //!   cache refills included: `metrics::results`): `llc_cpi_factor`, the cycles of guest
-//!   compute and of the threads' cache refills (`host::refill_ns`, charged at each
-//!   switch-in) per cycle of work without stall; `llc_miss_rate_rel`, the LLC misses per
-//!   instruction counted in stall time: the LLC stall of compute plus the refills' part from
-//!   memory, per cycle of work (every miss to memory taken to stall alike). Both grow with
-//!   the footprint and with the switches that force refills.
+//!   compute (LLC and TLB stall included) and of the threads' cache refills
+//!   (`host::refill_ns`, charged at each switch-in) per cycle of work without stall;
+//!   `llc_miss_rate_rel`, the LLC misses per instruction counted in stall time: the LLC stall
+//!   of compute plus the refills' part from memory, per cycle of work (every miss to memory
+//!   taken to stall alike). Both grow with the footprint and with the switches that force
+//!   refills.
 //!
 //! - with `hv_costs_reference_cpi` (`World::hv_cost_ns`), the hypervisor's fixed costs (world
 //!   switch, scheduler call, each exit's handling, the dpci tasklet) run at the CPI of their
 //!   socket when charged, as guest compute does: a cost stated at the reference CPI takes
-//!   `cost x CPI / reference`. The same factor as guest compute's, because seed 001 measures
-//!   one CPI for all the code a core runs (Figure 7, hypervisor and guests together) and puts
-//!   the growth of the hypervisor's part with load on it (§6: "hypervisor part is caused by
-//!   both PL and CPI"; §4.1: "the memory footprint consumed by both VMs and hypervisor");
-//!   it gives no separate CPI of the hypervisor's code. Off (fixed times) by default.
+//!   `cost x CPI / reference`. The same factor as guest compute's LLC part, because seed 001
+//!   measures one CPI for all the code a core runs (Figure 7, hypervisor and guests together)
+//!   and puts the growth of the hypervisor's part with load on it (§6: "hypervisor part is
+//!   caused by both PL and CPI"; §4.1: "the memory footprint consumed by both VMs and
+//!   hypervisor"); it gives no separate CPI of the hypervisor's code. Off (fixed times) by
+//!   default. The TLB stall is not in it (`hv::tlb`: the hypervisor's translations do not
+//!   compete for the STLB's 4 KiB entries).
 //!
 //! Leaves out: the hypervisor's own footprint (its code and data add nothing to F), a CPI
 //! of the hypervisor's code other than guest compute's, interrupt delivery and cache-line
 //! transfers (`phys_ipi_ns`, the cross-socket vIPI lines: latencies, not instructions), the
-//! background spin of seed 004 (a wall-clock delay), the TLB (seed Figure 8's other miss
-//! rate), interrupt handlers' and
+//! background spin of seed 004 (a wall-clock delay), interrupt handlers' and
 //! refills' speed (fixed times), a thread's footprint on a socket other than where it last
 //! ran (the cache-refill model, `host::refill_ns`, charges its cold start there), and the
 //! footprint's effect on the refill itself.
@@ -45,64 +49,9 @@
 //! the stall ratio and the window are fitted per seed (calibration.toml).
 
 use crate::engine::Ns;
-use crate::host::llc_pressure;
+use crate::host::{llc_pressure, tlb_pressure};
 use crate::sim::state::*;
 use crate::sim::World;
-
-/// Per socket: the decayed footprint of the threads that stopped running there, as of `at`.
-#[derive(Debug, Clone, Default)]
-pub struct LlcSockets {
-    decayed_kib: Vec<f64>,
-    at: Vec<Ns>,
-}
-
-impl LlcSockets {
-    pub fn new(sockets: usize) -> Self {
-        LlcSockets { decayed_kib: vec![0.0; sockets], at: vec![0; sockets] }
-    }
-
-    /// Socket `s`'s decayed footprint brought to `now`.
-    fn decayed(&mut self, s: usize, now: Ns, window_ns: Ns) -> f64 {
-        self.decayed_kib[s] *= weight(now - self.at[s], window_ns);
-        self.at[s] = now;
-        self.decayed_kib[s]
-    }
-
-    /// A thread of `ws_kib` that last touched `prev` (socket, when) has run on socket `s`
-    /// until `now`: its old entry leaves `prev`'s socket (what is left of it), its whole
-    /// working set enters `s`'s, fresh. Returns its new entry.
-    pub fn touch(&mut self, prev: Option<(usize, Ns)>, ws_kib: f64, s: usize, now: Ns, window_ns: Ns) -> (usize, Ns) {
-        if let Some((s0, since)) = prev {
-            let left = ws_kib * weight(now - since, window_ns);
-            self.decayed_kib[s0] = (self.decayed(s0, now, window_ns) - left).max(0.0);
-        }
-        self.decayed_kib[s] = self.decayed(s, now, window_ns) + ws_kib;
-        (s, now)
-    }
-
-    /// Socket `s`'s footprint at `now` with `running` (each thread's working set and its
-    /// entry) counted whole instead of decayed.
-    pub fn footprint_kib(&mut self, s: usize, now: Ns, window_ns: Ns, running: impl IntoIterator<Item = (f64, Option<(usize, Ns)>)>) -> f64 {
-        let mut f = self.decayed(s, now, window_ns);
-        for (ws, entry) in running {
-            let counted = match entry {
-                Some((s0, since)) if s0 == s => ws * weight(now - since, window_ns),
-                _ => 0.0,
-            };
-            f += ws - counted;
-        }
-        f.max(0.0)
-    }
-}
-
-/// exp(-age / window); 0 with no window (only running threads count).
-fn weight(age_ns: Ns, window_ns: Ns) -> f64 {
-    if window_ns == 0 {
-        0.0
-    } else {
-        (-(age_ns as f64) / window_ns as f64).exp()
-    }
-}
 
 impl World {
     fn llc_enabled(&self) -> bool {
@@ -148,41 +97,28 @@ impl World {
         (ns as f64 * cpi / reference).round() as Ns
     }
 
-    /// vCPU `v` is dispatched on pCPU `p`: its guest compute runs at its socket's pressure.
-    pub(crate) fn llc_sample(&mut self, v: VcpuId, p: PcpuId) {
-        if !self.llc_enabled() {
+    /// vCPU `v` is dispatched on pCPU `p` (or switches a thread in there): its guest compute
+    /// runs at its socket's LLC pressure plus its pCPU's TLB stall (`hv::tlb`) until the next
+    /// sample. Nothing changes with both models off.
+    pub(crate) fn cpi_sample(&mut self, v: VcpuId, p: PcpuId) {
+        let (llc, tlb) = (self.llc_enabled(), self.tlb_enabled());
+        if !llc && !tlb {
             return;
         }
-        let f = self.llc_footprint_kib(self.topo.socket_of(p) as usize);
-        self.vcpus[v].llc_cpi_factor = llc_pressure(&self.costs, f).1;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The footprint counts each thread once, decayed since it last ran, on the socket where
-    /// it last ran. Window 1 ms, one thread of 1024 KiB.
-    #[test]
-    fn a_stopped_thread_weighs_exp_minus_its_age_over_the_window_once_on_its_last_socket() {
-        let w: Ns = 1_000_000;
-        let mut l = LlcSockets::new(2);
-        let e = l.touch(None, 1024.0, 0, 0, w);
-        // One window later: 1024 / e.
-        let f = l.footprint_kib(0, w, w, []);
-        assert!((f - 1024.0 * (-1.0f64).exp()).abs() < 1e-9, "{f}");
-        // Running again on socket 0 it counts whole, not 1024 + 1024/e.
-        assert!((l.footprint_kib(0, w, w, [(1024.0, Some(e))]) - 1024.0).abs() < 1e-9);
-        // It runs on socket 1 until 2 ms: socket 0 keeps nothing of it, socket 1 all of it.
-        let e = l.touch(Some(e), 1024.0, 1, 2 * w, w);
-        assert!(l.footprint_kib(0, 2 * w, w, []).abs() < 1e-9);
-        assert!((l.footprint_kib(1, 2 * w, w, []) - 1024.0).abs() < 1e-9);
-        assert_eq!(e, (1, 2 * w));
-        // Without a window only running threads count.
-        let mut z = LlcSockets::new(1);
-        z.touch(None, 1024.0, 0, 0, 0);
-        assert_eq!(z.footprint_kib(0, 10, 0, []), 0.0);
-        assert_eq!(z.footprint_kib(0, 10, 0, [(512.0, None)]), 512.0);
+        let llc_factor = if llc {
+            let f = self.llc_footprint_kib(self.topo.socket_of(p) as usize);
+            llc_pressure(&self.costs, f).1
+        } else {
+            1.0
+        };
+        let tlb_stall = if tlb {
+            let f = self.tlb_footprint_kib(p);
+            tlb_pressure(&self.costs, f).1
+        } else {
+            0.0
+        };
+        let vc = &mut self.vcpus[v];
+        vc.cpi_factor = llc_factor + tlb_stall;
+        vc.tlb_stall_ratio = tlb_stall;
     }
 }

@@ -135,6 +135,7 @@ impl World {
         if let (RunState::Running(p), Some(t)) = (self.vcpus[v].run, self.vcpus[v].cur) {
             self.threads[t].cache_at = Some((p, self.pcpus[p].busy_ns));
             self.llc_touch(t, p);
+            self.tlb_touch(t, p);
         }
     }
 
@@ -247,9 +248,10 @@ impl World {
                 vc.t.useful += dt;
                 th.slice_used_ns += dt;
                 let pc = &mut self.pcpus[p];
-                let work = dt as f64 / vc.llc_cpi_factor;
+                let work = dt as f64 / vc.cpi_factor;
                 pc.llc_compute_ns += dt as f64;
                 pc.llc_work_ns += work;
+                pc.tlb_stall_ns += work * vc.tlb_stall_ratio;
             }
             Activity::LockGranted { left, .. } => {
                 *left = left.saturating_sub(dt);
@@ -287,7 +289,7 @@ impl World {
     /// Work done per ns of guest compute by thread `t` of vCPU `v` on pCPU `p`: remote memory
     /// (`Topology::mem_speed`) and the socket's LLC pressure at `v`'s dispatch (`hv::llc`).
     fn speed(&self, v: VcpuId, p: PcpuId, t: ThreadId) -> f64 {
-        let llc = 1.0 / self.vcpus[v].llc_cpi_factor;
+        let llc = 1.0 / self.vcpus[v].cpi_factor;
         match self.threads[t].act {
             Activity::Compute { mem_fraction, .. } if mem_fraction > 0.0 => {
                 let vm = &self.vms[self.threads[t].vm];
@@ -465,7 +467,7 @@ impl World {
         let refill = self.vcpus[v].cur.map_or(0, |t| self.thread_refill_ns(t, p));
         self.pcpus[p].cur = Some(v);
         self.pcpu_cur[p] = Some(v);
-        self.llc_sample(v, p);
+        self.cpi_sample(v, p);
         if last != p {
             self.vcpus[v].migrations += 1;
             self.pcpus[p].migrations_in += 1;

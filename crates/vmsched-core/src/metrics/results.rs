@@ -134,12 +134,14 @@ pub struct Totals {
     pub hv_ns_by_exit: BTreeMap<String, Ns>,
     /// Policy-specific event counters (`HvScheduler::counters`), by name.
     pub scheduler_counters: BTreeMap<String, u64>,
-    /// Shared-LLC pressure and cache refills (`hv::llc`) over the run's guest compute: cycles
-    /// of compute and refills per cycle of work without stall (1 with neither), and the LLC
-    /// misses per instruction in stall time (LLC stall and refills from memory per cycle of
-    /// work; 0 with neither).
+    /// Shared-LLC and TLB pressure and cache refills (`hv::llc`, `hv::tlb`) over the run's
+    /// guest compute: cycles of compute (LLC and TLB stall included) and refills per cycle of
+    /// work without stall (1 with none), the LLC misses per instruction in stall time (LLC
+    /// stall and refills from memory per cycle of work; 0 with neither), and the TLB misses
+    /// per instruction in stall time (TLB stall per cycle of work; 0 with the model off).
     pub llc_cpi_factor: f64,
     pub llc_miss_rate_rel: f64,
+    pub tlb_miss_rate_rel: f64,
     /// The socket CPI factor (`llc_pressure`) the hypervisor's costs were charged at, weighted
     /// by their cost at the reference CPI (`host.costs.hv_costs_reference_cpi`; 0 when the
     /// costs are fixed times). Set as the reference, it keeps the mean cost of each kind at
@@ -288,6 +290,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
     let (compute, work, refill, dram) = w.pcpus.iter().fold((0.0, 0.0, 0.0, 0.0), |(c, k, r, d), pc| {
         (c + pc.llc_compute_ns, k + pc.llc_work_ns, r + pc.llc_refill_ns, d + pc.llc_refill_dram_ns)
     });
+    let tlb_stall: f64 = w.pcpus.iter().map(|pc| pc.tlb_stall_ns).sum();
     let (hv_ref, hv_cpi) = w.pcpus.iter().fold((0.0, 0.0), |(r, c), pc| (r + pc.hv_cost_ref_ns, c + pc.hv_cost_cpi_ns));
     let totals = Totals {
         directed_yield_attempted: dya,
@@ -306,7 +309,8 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             .collect(),
         scheduler_counters: w.sched.as_ref().map_or_else(Vec::new, |s| s.counters()).into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         llc_cpi_factor: if work > 0.0 { (compute + refill) / work } else { 1.0 },
-        llc_miss_rate_rel: if work > 0.0 { (compute - work + dram) / work } else { 0.0 },
+        llc_miss_rate_rel: if work > 0.0 { (compute - work - tlb_stall + dram) / work } else { 0.0 },
+        tlb_miss_rate_rel: if work > 0.0 { tlb_stall / work } else { 0.0 },
         hv_llc_cpi_factor: if hv_ref > 0.0 { hv_cpi / hv_ref } else { 0.0 },
     };
     Results {

@@ -408,6 +408,17 @@ fn check_costs(h: &HostSpec) -> Res {
             );
         }
     }
+    if c.tlb_stall_at_capacity_ratio > 0.0 {
+        if c.tlb_entries == 0 {
+            return err("host.costs.tlb_entries", "must be > 0 (a core's second-level TLB entries, 4 KiB each) when tlb_stall_at_capacity_ratio is set");
+        }
+        if !(c.tlb_miss_exponent > 0.0 && c.tlb_miss_exponent <= 1.0) {
+            return err(
+                "host.costs.tlb_miss_exponent",
+                format!("must lie in (0, 1] (the power law of misses: 0.3-0.7 measured), got {}", c.tlb_miss_exponent),
+            );
+        }
+    }
     if c.hv_costs_reference_cpi != 0.0 {
         if !(c.hv_costs_reference_cpi >= 1.0 && c.hv_costs_reference_cpi.is_finite()) {
             return err(
@@ -1668,6 +1679,20 @@ threads = 2
             &with_host("cores_per_socket = 2\n[host.costs]\nllc_kib = 12288\nllc_stall_at_capacity_ratio = 0.5\nllc_miss_exponent = 1.5"),
             "host.costs.llc_miss_exponent",
         );
+    }
+
+    #[test]
+    fn a_tlb_stall_without_entries_or_with_a_bad_exponent_names_the_field() {
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\ntlb_stall_at_capacity_ratio = 0.5\ntlb_entries = 0"), "host.costs.tlb_entries");
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\ntlb_stall_at_capacity_ratio = 0.5\ntlb_miss_exponent = 0"),
+            "host.costs.tlb_miss_exponent",
+        );
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\ntlb_stall_at_capacity_ratio = 0.5\ntlb_miss_exponent = 1.5"),
+            "host.costs.tlb_miss_exponent",
+        );
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\ntlb_stall_at_capacity_ratio = -1"), "host.costs.tlb_stall_at_capacity_ratio");
     }
 
     #[test]

@@ -111,7 +111,9 @@ pub struct World {
     /// Virtual PMUs of the vCPUs (synthesised only for policies that read them).
     pub(crate) pmu: crate::hv::perfcounters::Pmu,
     /// Shared-LLC pressure: each socket's recent footprint (`hv::llc`).
-    pub(crate) llc: crate::hv::llc::LlcSockets,
+    pub(crate) llc: crate::hv::footprint::FootprintDomains,
+    /// TLB pressure: each pCPU's recent translations (`hv::tlb`).
+    pub(crate) tlb: crate::hv::footprint::FootprintDomains,
 }
 
 pub struct Simulation {
@@ -206,7 +208,8 @@ impl Simulation {
             halt_poll,
             background,
             pmu: Default::default(),
-            llc: crate::hv::llc::LlcSockets::new(n_sockets),
+            llc: crate::hv::footprint::FootprintDomains::new(n_sockets),
+            tlb: crate::hv::footprint::FootprintDomains::new(n_p),
         };
         let (mut all_finite, mut any_finite) = (true, false);
         let mut global_vcpu = 0usize;

@@ -52,6 +52,8 @@ pub struct Pcpu {
     /// Guest compute run here, and its work in time at no LLC stall (`hv::llc`) (ns).
     pub llc_compute_ns: f64,
     pub llc_work_ns: f64,
+    /// The TLB stall within that compute (`hv::tlb`) (ns).
+    pub tlb_stall_ns: f64,
     /// Cache refills charged to threads dispatched here (`World::thread_refill_ns`), and
     /// their part from memory (ns).
     pub llc_refill_ns: f64,
@@ -157,9 +159,12 @@ pub struct Vcpu {
     /// The address space whose translations this vCPU holds (`active_mm`; lazy while idle),
     /// see `guest::mm`.
     pub loaded_mm: Option<usize>,
-    /// Shared-LLC pressure sampled at its last dispatch or thread switch-in (`hv::llc`):
-    /// cycles per instruction of its guest compute relative to no LLC misses.
-    pub llc_cpi_factor: f64,
+    /// Shared-LLC and TLB pressure sampled at its last dispatch or thread switch-in
+    /// (`World::cpi_sample`, `hv::llc`, `hv::tlb`): cycles per instruction of its guest
+    /// compute relative to no misses, and the TLB stall's part of it (stall cycles per cycle
+    /// of work).
+    pub cpi_factor: f64,
+    pub tlb_stall_ratio: f64,
 }
 
 impl Vcpu {
@@ -205,7 +210,8 @@ impl Vcpu {
             halt_polls: 0,
             halt_polls_successful: 0,
             loaded_mm: None,
-            llc_cpi_factor: 1.0,
+            cpi_factor: 1.0,
+            tlb_stall_ratio: 0.0,
         }
     }
     pub fn count_exit(&mut self, r: ExitReason) {
@@ -311,6 +317,9 @@ pub struct Thread {
     /// The socket whose LLC last held this thread's working set and when it last ran there
     /// (`hv::llc`; None: never ran, or the LLC pressure model is off).
     pub llc_touch: Option<(usize, Ns)>,
+    /// The pCPU whose TLB last held this thread's translations and when it last ran there
+    /// (`hv::tlb`; None: never ran, or the TLB pressure model is off).
+    pub tlb_touch: Option<(usize, Ns)>,
     /// The rw-semaphore step this thread takes when it releases the wait_lock it holds
     /// (`guest::rwsem`).
     pub rwsem_next: Option<crate::guest::rwsem::RwsemStep>,
@@ -356,6 +365,7 @@ impl Thread {
             request_since: None,
             cache_at: None,
             llc_touch: None,
+            tlb_touch: None,
             rwsem_next: None,
             blocked_at: 0,
             comm_debt_ns: 0,

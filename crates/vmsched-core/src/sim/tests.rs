@@ -1079,3 +1079,90 @@ groups = [{{ threads = 1, working_set_kib = 1024, program = [
     let want_cpi = (useful_us(&alone) + refill_us) / (useful_us(&alone) / 2.0);
     assert!((alone.totals.llc_cpi_factor - want_cpi).abs() < 1e-6, "{} against {want_cpi}", alone.totals.llc_cpi_factor);
 }
+
+/// TLB pressure (`hv::tlb`, `host::tlb_pressure`) on a host of `cores` pCPUs in one socket:
+/// single-vCPU VMs whose one thread (working set `ws_kib`) sleeps 500 us and computes (mean
+/// 3 ms) in turn, so that its vCPU is dispatched again and again and samples its pCPU's
+/// translations each time, VM k pinned to pCPU `pins[k]`; 512 entries (reach 2048 KiB), exponent 1/2, window 10 ms (the
+/// LLC's, which the TLB shares), the LLC pressure off, no cache refills; 200 ms.
+fn tlb_text(cores: u32, pins: &[u32], ws_kib: u32, tlb_ratio: f64, tlb_entries_line: &str) -> String {
+    let mut t = format!(
+        r#"
+name = "tlb-pressure"
+seed = 3
+duration_ms = 200
+[host]
+sockets = 1
+cores_per_socket = {cores}
+[host.costs]
+tlb_stall_at_capacity_ratio = {tlb_ratio}
+{tlb_entries_line}
+llc_window_ns = 10000000
+cache_refill_ns_per_mib = 0
+[hypervisor]
+scheduler = "credit"
+"#
+    );
+    for (k, p) in pins.iter().enumerate() {
+        t += &format!(
+            r#"
+[[vms]]
+name = "hog{k}"
+vcpus = 1
+pin = [{p}]
+[[vms.workloads]]
+kind = "custom"
+groups = [{{ threads = 1, working_set_kib = {ws_kib}, program = [
+  {{ op = "forever", body = [ {{ op = "sleep", us = 500 }}, {{ op = "compute", us = {{ dist = "exp", mean_us = 3000 }} }} ] }},
+] }}]
+"#
+        );
+    }
+    t
+}
+
+/// Alone on its pCPU a thread's translations are its own working set: F = 1024 KiB, miss
+/// (1024 / 2048)^1/2 = 0.7071, stall ratio 1, so 0.7071 stall cycles per cycle of work, and
+/// guest compute's CPI factor 1.7071 (no LLC stall, no refills; its own entries, decayed
+/// while it slept, are replaced by its whole working set). Two such threads sharing one pCPU:
+/// at a dispatch the other's entries stopped at most a few ms ago (weight exp(-age / 10 ms)),
+/// so F lies well above 1024 and never above 2048, the miss never above
+/// (2048 / 2048)^1/2 = 1. More distinct threads per core, more TLB stall.
+#[test]
+fn more_distinct_threads_per_core_stall_more_on_the_tlb() {
+    let alone = run_text(&tlb_text(1, &[0], 1024, 1.0, ""), None).totals;
+    let want = 0.5f64.sqrt();
+    assert!((alone.tlb_miss_rate_rel - want).abs() < 1e-6, "{} against {want}", alone.tlb_miss_rate_rel);
+    assert!((alone.llc_cpi_factor - (1.0 + want)).abs() < 1e-6, "CPI factor {}", alone.llc_cpi_factor);
+    assert!(alone.llc_miss_rate_rel.abs() < 1e-9, "a TLB stall is not an LLC miss: {}", alone.llc_miss_rate_rel);
+    let two = run_text(&tlb_text(1, &[0, 0], 1024, 1.0, ""), None).totals;
+    println!("TLB stall per cycle of work: alone {}, two threads {}", alone.tlb_miss_rate_rel, two.tlb_miss_rate_rel);
+    assert!(two.tlb_miss_rate_rel > want + 0.2, "{} against alone {want}", two.tlb_miss_rate_rel);
+    assert!(two.tlb_miss_rate_rel <= 1.0 + 1e-9, "{}", two.tlb_miss_rate_rel);
+}
+
+/// The TLB is per core (Nehalem/Westmere's STLB), not per socket as the LLC: a thread on
+/// pCPU 1 of the same socket adds nothing to pCPU 0's translations, so each of two threads
+/// pinned apart stalls as alone, (1024 / 2048)^1/2 = 0.7071.
+#[test]
+fn a_thread_on_another_core_of_the_socket_adds_nothing_to_a_cores_tlb() {
+    let apart = run_text(&tlb_text(2, &[0, 1], 1024, 1.0, ""), None).totals;
+    assert!((apart.tlb_miss_rate_rel - 0.5f64.sqrt()).abs() < 1e-6, "{}", apart.tlb_miss_rate_rel);
+}
+
+/// Off (stall ratio 0, the default) the TLB model changes nothing, whatever its other
+/// parameters: the same results as a scenario without them, and no TLB stall counted.
+#[test]
+fn the_tlb_model_off_changes_nothing() {
+    let plain = run_text(&tlb_text(1, &[0, 0], 1024, 0.0, ""), None);
+    let other = run_text(&tlb_text(1, &[0, 0], 1024, 0.0, "tlb_entries = 64\ntlb_miss_exponent = 0.7"), None);
+    // Everything but the scenario echoed in the results.
+    let strip = |r: &Results| {
+        let mut v = serde_json::to_value(r).unwrap();
+        v.as_object_mut().unwrap().remove("scenario");
+        v.to_string()
+    };
+    assert_eq!(strip(&plain), strip(&other));
+    assert_eq!(plain.totals.tlb_miss_rate_rel, 0.0);
+    assert_eq!(plain.totals.llc_cpi_factor, 1.0);
+}
