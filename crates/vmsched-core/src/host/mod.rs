@@ -506,8 +506,6 @@ mod tests {
         assert_eq!(cached_kib(&topo, &llc, 8192), 1024);
     }
 
-    /// The power law with the exponent 1/2: four times the footprint doubles the misses per
-    /// instruction, and the stall grows with them.
     /// The TLB's reach is 512 entries x 4 KiB = 2048 KiB: translations of 2048 KiB miss at
     /// the capacity rate (1, stall = the ratio 0.6), 512 KiB at (1/4)^1/2 = 1/2 (stall 0.3);
     /// off by default (no stall, whatever the footprint).
@@ -521,6 +519,8 @@ mod tests {
         assert_eq!(tlb_pressure(&c, 0.0), (0.0, 0.0));
     }
 
+    /// The power law with the exponent 1/2: four times the footprint doubles the misses per
+    /// instruction, and the stall grows with them.
     #[test]
     fn llc_stall_grows_with_the_square_root_of_the_active_footprint() {
         let off = CostParams { llc_kib: 12_288, ..CostParams::default() };
