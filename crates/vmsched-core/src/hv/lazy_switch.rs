@@ -336,6 +336,31 @@ params = {{ lazy_context_switch = {lazy}, ratelimit_us = 0 }}
         assert!(on.totals.hv_fraction < absent.totals.hv_fraction);
     }
 
+    /// The switch is Xen's arch code, the same under credit2: the vCPU alone on its pCPU comes
+    /// back lazily there too (1 full switch, then lazy ones).
+    #[test]
+    fn credit2_switches_lazily_too() {
+        let program = r#"[{ op = "forever", body = [{ op = "compute", us = 100 }, { op = "sleep", us = 100 }] }]"#;
+        let text = format!(
+            r#"
+duration_ms = 20
+[host]
+cores_per_socket = 1
+[hypervisor]
+scheduler = "credit2"
+params = {{ lazy_context_switch = true }}
+[[vms]]
+vcpus = 1
+workloads = [{{ kind = "custom", groups = [{{ threads = 1, program = {program} }}] }}]
+"#
+        );
+        let sc = from_toml_str(&text).expect("scenario parses");
+        let r = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap().run().unwrap();
+        let pc = &r.pcpus[0];
+        assert!(pc.context_switches > 150, "{pc:?}");
+        assert_eq!((pc.state_switches, pc.lazy_switches), (1, pc.context_switches - 1));
+    }
+
     #[test]
     fn a_lazy_context_switch_that_is_not_a_bool_is_rejected_by_name() {
         let text = SPECVIRT.replace(r#"wake = "xen41" }"#, r#"wake = "xen41", lazy_context_switch = 1 }"#);
