@@ -282,41 +282,47 @@ GAPS: dict[str, dict[str, str]] = {
             "Table 1 on the original, 8.2 µs) both compliant peaks lie below this sweep's first load, 8 "
             "tiles: the first load where a QoS role answers slower than in the original at its peak is 7.37 "
             "tiles for softirq tasklets (noise band 7.19-7.56) and 7.42 for CSRC (7.26-7.58) on Figures "
-            "15-17's sweep (full mode, seeds 1-8), set by mail (the original's mail answers 0.350 ms at 9 "
-            "tiles; softirq tasklets' 0.392 and CSRC's 0.388 at 8), so both are counted at 8 tiles, the same "
-            "load (12,421 scheduler calls /s/pCPU with softirq tasklets, 12,518 with CSRC). At 9 tiles CSRC "
-            "makes 2.2 % fewer calls (10,230 against 10,461). Before the lazy switch (session 14, the TLB "
-            "pressure and the LLC's exponent and stall ratios refitted): -11.6 %, peaks 9.05 and 9.72; "
-            "session 13 (k 4, no TLB) -10.3 %, peaks 8.77 and 9.47; session 12 -1.3 %, peaks 8.72 and 9.40",
+            "15-17's sweep (full mode, seeds 1-8), set by mail: the original's mail answers 0.350 ms at 9 "
+            "tiles (SE 0.005), faster than its own 0.386 at 8 (SE 0.015); softirq tasklets' answers 0.392 "
+            "and CSRC's 0.388 at 8 (before the lazy switch the limit was 0.418 ms, and softirq tasklets' "
+            "mail 0.328 at 8). So both are counted at 8 tiles, the same load (12,421 scheduler calls /s/pCPU "
+            "with softirq tasklets, 12,518 with CSRC). At 9 tiles CSRC makes 2.2 % fewer calls (10,230 "
+            "against 10,461). Before the lazy switch (session 14, the TLB pressure and the LLC's exponent "
+            "and stall ratios refitted): -11.6 %, peaks 9.05 and 9.72; session 13 (k 4, no TLB) -10.3 %, "
+            "peaks 8.77 and 9.47; session 12 -1.3 %, peaks 8.72 and 9.40",
         "cs_reduction_csrc_pct":
             "0.3 % (quick 1.4 %) against the seed's 19.3 %, each configuration counted at its own compliant "
             "peak as the seed counts (§5.3): with Xen's lazy context switch (session 14, its full switch "
             "refitted to Table 1 on the original, 8.2 µs) both compliant peaks lie below this sweep's first "
             "load, 8 tiles: the first load where a QoS role answers slower than in the original at its peak "
             "is 7.37 tiles for softirq tasklets (noise band 7.19-7.56) and 7.42 for CSRC (7.26-7.58) on "
-            "Figures 15-17's sweep (full mode, seeds 1-8), set by mail (the original's mail answers 0.350 ms "
-            "at 9 tiles; softirq tasklets' 0.392 and CSRC's 0.388 at 8), so both are counted at 8 tiles, the "
-            "same load (12,341 switches /s/pCPU with softirq tasklets, 12,304 with CSRC). At 9 tiles CSRC "
-            "saves 9.4 % (9,398 against 10,376 /s/pCPU), at 8 tiles 0.3 %. With the lazy switch the switches "
-            "softirq tasklets leave are mostly full ones (at 9 tiles 6,775 full and 3,601 lazy /s/pCPU; the "
-            "original 7,770 and 18,702), and CSRC cuts the full ones (4,760 full, 4,638 lazy at 9 tiles). "
-            "Before the lazy switch (session 14, the TLB pressure and the LLC's exponent and stall ratios "
-            "refitted): -4.9 %, peaks 9.05 and 9.72, 6.4 % at 9 tiles; session 13 (k 4, no TLB) -5.1 %, "
-            "peaks 8.77 and 9.47; session 12: 0.4 %, peaks 8.72 and 9.40. Measured in session 10: what CSRC "
-            "skips comes back on the idle pCPUs (Xen 4.1's wake-up tickles an idle pCPU whenever the woken "
-            "vCPU's pCPU is busy, __runq_tickle, and the tickled idler steals the vCPU CSRC left queued, "
-            "csched_runq_steal), so the seed's 19.3 % needs woken vCPUs to wait for their own pCPU, which "
-            "4.1's load balancing does not let them do while a pCPU idles",
+            "Figures 15-17's sweep (full mode, seeds 1-8), set by mail: the original's mail answers 0.350 ms "
+            "at 9 tiles (SE 0.005), faster than its own 0.386 at 8 (SE 0.015); softirq tasklets' answers "
+            "0.392 and CSRC's 0.388 at 8 (before the lazy switch the limit was 0.418 ms, and softirq "
+            "tasklets' mail 0.328 at 8). So both are counted at 8 tiles, the same load (12,341 switches "
+            "/s/pCPU with softirq tasklets, 12,304 with CSRC). At 9 tiles CSRC saves 9.4 % (9,398 against "
+            "10,376 /s/pCPU), at 8 tiles 0.3 %. With the lazy switch the switches softirq tasklets leave are "
+            "mostly full ones (at 9 tiles 6,775 full and 3,601 lazy /s/pCPU; the original 7,770 and 18,702), "
+            "and CSRC cuts the full ones (4,760 full, 4,638 lazy at 9 tiles). Before the lazy switch "
+            "(session 14, the TLB pressure and the LLC's exponent and stall ratios refitted): -4.9 %, peaks "
+            "9.05 and 9.72, 6.4 % at 9 tiles; session 13 (k 4, no TLB) -5.1 %, peaks 8.77 and 9.47; session "
+            "12: 0.4 %, peaks 8.72 and 9.40. Measured in session 10: what CSRC skips comes back on the idle "
+            "pCPUs (Xen 4.1's wake-up tickles an idle pCPU whenever the woken vCPU's pCPU is busy, "
+            "__runq_tickle, and the tickled idler steals the vCPU CSRC left queued, csched_runq_steal), so "
+            "the seed's 19.3 % needs woken vCPUs to wait for their own pCPU, which 4.1's load balancing does "
+            "not let them do while a pCPU idles",
         "cs_csrc":
             "12,304 /s/pCPU (quick 12,265) against the seed's 9,685, counted at CSRC's compliant peak: with "
             "Xen's lazy context switch (session 14, its full switch refitted to Table 1 on the original, 8.2 "
             "µs) both compliant peaks lie below this sweep's first load, 8 tiles: the first load where a QoS "
             "role answers slower than in the original at its peak is 7.37 tiles for softirq tasklets (noise "
             "band 7.19-7.56) and 7.42 for CSRC (7.26-7.58) on Figures 15-17's sweep (full mode, seeds 1-8), "
-            "set by mail (the original's mail answers 0.350 ms at 9 tiles; softirq tasklets' 0.392 and "
-            "CSRC's 0.388 at 8), so both are counted at 8 tiles, the same load. At 9 tiles CSRC switches "
-            "9,398 /s/pCPU (within the band), at 10 tiles 5,572: the model's switch rate falls steeply with "
-            "the load past 8 tiles. Before the lazy switch (session 14): 11,422 at 9.05 tiles, within",
+            "set by mail: the original's mail answers 0.350 ms at 9 tiles (SE 0.005), faster than its own "
+            "0.386 at 8 (SE 0.015); softirq tasklets' answers 0.392 and CSRC's 0.388 at 8 (before the lazy "
+            "switch the limit was 0.418 ms, and softirq tasklets' mail 0.328 at 8). So both are counted at 8 "
+            "tiles, the same load. At 9 tiles CSRC switches 9,398 /s/pCPU (within the band), at 10 tiles "
+            "5,572: the model's switch rate falls steeply with the load past 8 tiles. Before the lazy switch "
+            "(session 14): 11,422 at 9.05 tiles, within",
     },
     "csrc-fig15-17": {
         "tput_per_util_gain_csrc_pct":
@@ -370,9 +376,9 @@ GAPS: dict[str, dict[str, str]] = {
             "original, 4.065 with softirq tasklets and 4.004 with CSRC. The LLC and TLB pressure were fitted "
             "to the original only (its growths from 1 to 9 tiles: CPI x1.82, LLC misses x2.61, TLB misses "
             "x1.42 at the lazy switch's refit). With the lazy switch CSRC at 9 tiles is busier than before "
-            "(87.9 % against 83.4 %; the original 92.3 % against 91.4 %): the switches it removes are "
-            "mostly lazy ones, which cost little. Before the lazy switch (session 14): 4.8 %, within; the other points "
-            "within that fit's noise gave 1.3-5.0 %",
+            "(87.9 % against 83.4 %; the original 92.3 % against 91.4 %): the switches it removes are mostly "
+            "lazy ones, which cost little. Before the lazy switch (session 14): 4.8 %, within; the other "
+            "points within that fit's noise gave 1.3-5.0 %",
         "llc_miss_reduction_csrc_pct":
             "1.6 % (quick 1.4 %) against the seed's 6 % (full mode, session 14 with Xen's lazy context "
             "switch, 9 tiles, seeds 1-8): LLC misses per instruction 2.739 in the original, 2.748 with "
