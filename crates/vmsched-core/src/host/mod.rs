@@ -38,7 +38,10 @@ use crate::engine::Ns;
 pub struct CostParams {
     /// Hypervisor context switch from one vCPU to another (scheduler + state save/restore).
     /// Source: seed 001 Table 1 (baseline Xen at peak): context switching is 7.28% of CPU at
-    /// 26,551 switches/s per core, i.e. 2.74 us per switch.
+    /// 26,551 switches/s per core, i.e. 2.74 us per switch, as if every switch were full. With
+    /// Xen's lazy switch (`hv::lazy_switch`) only switches that load another vCPU's state cost
+    /// this; seed 001's reproduction fits it to the same share (calibration.toml
+    /// `csrc.host.world_switch_ns`).
     pub world_switch_ns: Ns,
     /// A scheduler invocation that keeps the current vCPU (no switch). Estimate: the
     /// `csched_schedule` path without the context switch, about a fifth of a full switch.

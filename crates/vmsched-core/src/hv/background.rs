@@ -140,7 +140,7 @@ pub(crate) fn validate(spec: &BackgroundSpec, n_pcpus: u64) -> Result<(), Scenar
     Ok(())
 }
 
-fn overlap(a0: Ns, a1: Ns, b0: Ns, b1: Ns) -> Ns {
+pub(crate) fn overlap(a0: Ns, a1: Ns, b0: Ns, b1: Ns) -> Ns {
     a1.min(b1).saturating_sub(a0.max(b0))
 }
 
@@ -184,8 +184,10 @@ impl World {
         let pc = &mut self.pcpus[p];
         if let Some(since) = pc.idle_since {
             let bg = overlap(since, now, pc.bg_start, pc.bg_until);
-            pc.idle_ns += now - since - bg;
-            pc.hv_ns += bg;
+            let sw = pc.lazy.idle_hv_in(since, now, pc.bg_start, pc.bg_until);
+            pc.idle_ns += now - since - bg - sw;
+            pc.hv_ns += bg + sw;
+            pc.lazy.idle_hv_ns += sw;
             pc.hv_by_exit_ns[crate::host::ExitReason::slot(None)] += bg;
             pc.bg_ns += bg;
             pc.idle_since = Some(now);
@@ -199,7 +201,7 @@ impl World {
         let pc = &self.pcpus[p];
         let open = pc.idle_since.map_or(0, |since| {
             let now = self.now();
-            now - since - overlap(since, now, pc.bg_start, pc.bg_until)
+            now - since - overlap(since, now, pc.bg_start, pc.bg_until) - pc.lazy.idle_hv_in(since, now, pc.bg_start, pc.bg_until)
         });
         pc.idle_ns + open
     }

@@ -407,6 +407,10 @@ impl World {
                     // counts every `schedule` with prev != next, common/schedule.c).
                     if prev.is_some() {
                         self.pcpus[p].context_switches += 1;
+                        // The tasklet path charges its own switch with its work (`hv::tasklet`).
+                        if self.lazy_context_switch && why != Reason::Tasklet {
+                            self.lazy_switch_to_idle(p, exit);
+                        }
                     }
                     self.pcpu_idle_start(p)
                 }
@@ -463,6 +467,7 @@ impl World {
         let now = self.q.now();
         debug_assert!(self.pcpus[p].cur.is_none());
         self.pcpu_idle_end(p);
+        let idle_hv_left = self.idle_hv_take(p);
         let last = self.vcpus[v].last_pcpu;
         let refill = self.vcpus[v].cur.map_or(0, |t| self.thread_refill_ns(t, p));
         self.pcpus[p].cur = Some(v);
@@ -480,8 +485,16 @@ impl World {
         vc.dispatches += 1;
         vc.last_pcpu = p;
         vc.seg_start = now;
-        self.owe_hv(v, exit, self.costs.world_switch_ns);
+        // The switch (full, or lazy: `hv::lazy_switch`), after any sync of `v`'s state that
+        // another pCPU held lazily; the pCPU's own lazy switch to idle, if unfinished, first.
+        let (sync_ipi_ns, sync_ns) = self.lazy_sync_for(v, p);
+        let switch_ns = self.switch_cost_ns(p, Some(v));
+        self.owe_hv(v, exit, switch_ns + sync_ns);
+        if sync_ipi_ns > 0 {
+            self.owe_hv_time(v, exit, sync_ipi_ns);
+        }
         let vc = &mut self.vcpus[v];
+        vc.hv_debt_ns += idle_hv_left;
         vc.bg_debt_ns = bg_left;
         vc.refill_debt_ns += refill;
         vc.preempted = false;

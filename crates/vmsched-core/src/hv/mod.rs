@@ -3,6 +3,7 @@
 pub mod background;
 pub mod footprint;
 pub mod halt_poll;
+pub mod lazy_switch;
 pub mod llc;
 pub mod machine;
 pub mod perfcounters;

@@ -110,6 +110,14 @@ pub struct PcpuResult {
     pub context_switches: u64,
     pub sched_calls_per_s: f64,
     pub context_switches_per_s: f64,
+    /// Switches charged a full state switch (`world_switch_ns`) and switches that kept the
+    /// loaded state (`sched_call_ns`; only with `hypervisor.params.lazy_context_switch`),
+    /// `hv::lazy_switch`. Without the option a switch to the idle vCPU after a block is
+    /// charged nothing and counted in neither; with it every context switch is one of the two.
+    pub state_switches: u64,
+    pub lazy_switches: u64,
+    /// This pCPU's lazily held vCPU state saved because the vCPU was to run elsewhere.
+    pub lazy_state_syncs: u64,
     pub migrations_in: u64,
     /// Physical interrupts of pass-through devices taken by this pCPU.
     pub device_irqs: u64,
@@ -121,6 +129,10 @@ pub struct Totals {
     pub directed_yield_successful: u64,
     pub context_switches_per_pcpu_s: f64,
     pub sched_calls_per_pcpu_s: f64,
+    /// `pcpus[].state_switches`, `lazy_switches` and `lazy_state_syncs` per second per pCPU.
+    pub state_switches_per_pcpu_s: f64,
+    pub lazy_switches_per_pcpu_s: f64,
+    pub lazy_state_syncs_per_pcpu_s: f64,
     pub hv_fraction: f64,
     pub idle_fraction: f64,
     /// Σ `pcpus[].idle_while_waiting_ns`.
@@ -281,6 +293,9 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             context_switches: pc.context_switches,
             sched_calls_per_s: pc.sched_calls as f64 / secs,
             context_switches_per_s: pc.context_switches as f64 / secs,
+            state_switches: pc.lazy.state_switches,
+            lazy_switches: pc.lazy.lazy_switches,
+            lazy_state_syncs: pc.lazy.syncs,
             migrations_in: pc.migrations_in,
             device_irqs: pc.tasklet.irqs,
         })
@@ -297,6 +312,9 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         directed_yield_successful: dys,
         context_switches_per_pcpu_s: sum(&|p| p.context_switches_per_s) / n_p,
         sched_calls_per_pcpu_s: sum(&|p| p.sched_calls_per_s) / n_p,
+        state_switches_per_pcpu_s: sum(&|p| p.state_switches as f64) / secs / n_p,
+        lazy_switches_per_pcpu_s: sum(&|p| p.lazy_switches as f64) / secs / n_p,
+        lazy_state_syncs_per_pcpu_s: sum(&|p| p.lazy_state_syncs as f64) / secs / n_p,
         hv_fraction: sum(&|p| p.hv_ns as f64) / (n_p * now.max(1) as f64),
         idle_fraction: sum(&|p| p.idle_ns as f64) / (n_p * now.max(1) as f64),
         idle_while_waiting_ns: w.idle_wait.total_ns(),

@@ -128,10 +128,11 @@ impl World {
             }
             // A background spin on a pCPU without a vCPU is hypervisor time, but the pCPU still
             // has no vCPU for the idle-while-waiting metric.
-            if self.idle_wait.per_pcpu_ns[p] > pc.idle_ns + pc.bg_ns {
+            // So is the lazy switch's work in the idle vCPU's context (`hv::lazy_switch`).
+            if self.idle_wait.per_pcpu_ns[p] > pc.idle_ns + pc.bg_ns + pc.lazy.idle_hv_ns {
                 return Err(format!(
-                    "pcpu {p}: idle while waiting {} exceeds idle {} + background {}",
-                    self.idle_wait.per_pcpu_ns[p], pc.idle_ns, pc.bg_ns
+                    "pcpu {p}: idle while waiting {} exceeds idle {} + background {} + idle-context switches {}",
+                    self.idle_wait.per_pcpu_ns[p], pc.idle_ns, pc.bg_ns, pc.lazy.idle_hv_ns
                 ));
             }
         }

@@ -100,6 +100,8 @@ pub struct World {
     pub(crate) requests: Vec<SchedRequest>,
     pub(crate) sched_timers: BTreeMap<u64, Timer>,
     pub(crate) ple: PleCfg,
+    /// Xen's lazy context switch (`HvScheduler::lazy_context_switch`, `hv::lazy_switch`).
+    pub(crate) lazy_context_switch: bool,
     pub(crate) seed: u64,
     /// Actions applied so far (for the results).
     pub(crate) actions: Vec<control::ActionRecord>,
@@ -182,6 +184,7 @@ impl Simulation {
         };
         let halt_poll = crate::hv::halt_poll::HaltPollCfg::new(&sc.hypervisor.halt_poll, sched.halt_polls_by_default());
         let background = sc.host.background.as_ref().map(|b| crate::hv::background::Background::new(b, n_p));
+        let lazy_context_switch = sched.lazy_context_switch();
         let mut w = World {
             q: EventQueue::new(),
             topo,
@@ -200,6 +203,7 @@ impl Simulation {
             requests: Vec::new(),
             sched_timers: BTreeMap::new(),
             ple,
+            lazy_context_switch,
             seed,
             actions: Vec::new(),
             idle_wait: IdleWhileWaiting::new(n_p),

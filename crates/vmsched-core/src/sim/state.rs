@@ -45,6 +45,9 @@ pub struct Pcpu {
     pub context_switches: u64,
     pub migrations_in: u64,
     pub tasklet: crate::hv::tasklet::PcpuTasklets,
+    /// Whose state the pCPU holds, lazy-switch work and switch counts by kind
+    /// (`hv::lazy_switch`).
+    pub lazy: crate::hv::lazy_switch::PcpuLazy,
     /// Current or last background spin (`hv::background`) and the background time so far.
     pub bg_start: Ns,
     pub bg_until: Ns,

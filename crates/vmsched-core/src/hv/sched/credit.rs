@@ -147,6 +147,10 @@ pub struct Credit {
     /// active unit, `__csched_unit_acct_stop_locked`).
     active_sdom: Vec<usize>,
     tasklet: TaskletMode,
+    /// Xen's lazy context switch (`hypervisor.params.lazy_context_switch`, `hv::lazy_switch`;
+    /// Xen has switched this way since 3.x; default off so that scenarios fitted without it
+    /// keep their numbers).
+    lazy_context_switch: bool,
     csrc: Option<Csrc>,
     flexw: Option<FlexWAcct>,
     migrations_running: u64,
@@ -192,6 +196,8 @@ impl Credit {
             "softirq" => TaskletMode::Softirq,
             _ => TaskletMode::IdleVcpu,
         };
+        // Xen's `context_switch` (arch code, the same under every scheduler): `hv::lazy_switch`.
+        let lazy_context_switch = p.bool("lazy_context_switch", false)?;
         let csrc = Csrc::from_params(p)?;
         let flexw = FlexWAcct::from_params(p, flexw_by_default)?;
         // Wake-up placement and tickling: current Xen's (default) or Xen 4.1's (seed 001).
@@ -215,6 +221,7 @@ impl Credit {
             credit_balance: 0,
             active_sdom: Vec::new(),
             tasklet,
+            lazy_context_switch,
             csrc,
             flexw,
             migrations_running: 0,
@@ -848,6 +855,10 @@ impl HvScheduler for Credit {
 
     fn tasklet_mode(&self) -> TaskletMode {
         self.tasklet
+    }
+
+    fn lazy_context_switch(&self) -> bool {
+        self.lazy_context_switch
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

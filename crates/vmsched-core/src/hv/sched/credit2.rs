@@ -204,6 +204,10 @@ struct Dom {
 }
 
 pub struct Credit2 {
+    /// Xen's lazy context switch (`hypervisor.params.lazy_context_switch`, `hv::lazy_switch`;
+    /// Xen has switched this way since 3.x; default off so that scenarios fitted without it
+    /// keep their numbers).
+    lazy_context_switch: bool,
     ratelimit_ns: i64,
     migrate_resist_ns: i64,
     per_socket: bool,
@@ -232,7 +236,10 @@ impl Credit2 {
         let max_cpus = p.f64("max_cpus_runqueue", 16.0, 1.0, 4096.0)?;
         // `credit2_cap_period_ms` (opt_cap_period = 10).
         let cap_period_ms = p.f64("cap_period_ms", 10.0, 1.0, 1000.0)?;
+        // Xen's `context_switch` (arch code, the same under every scheduler): `hv::lazy_switch`.
+        let lazy_context_switch = p.bool("lazy_context_switch", false)?;
         Ok(Credit2 {
+            lazy_context_switch,
             ratelimit_ns: (ratelimit_us * NS_PER_US as f64).round() as i64,
             migrate_resist_ns: (resist_us * NS_PER_US as f64).round() as i64,
             per_socket,
@@ -667,6 +674,10 @@ impl Credit2 {
 impl HvScheduler for Credit2 {
     fn enforces_caps(&self) -> bool {
         true
+    }
+
+    fn lazy_context_switch(&self) -> bool {
+        self.lazy_context_switch
     }
 
     fn name(&self) -> &'static str {

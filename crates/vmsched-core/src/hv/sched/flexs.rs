@@ -361,7 +361,7 @@ impl FlexS {
 }
 
 impl HvScheduler for FlexS {
-    forward_hooks!(credit: pause_exit, vipi_pending, tasklet_mode, enforces_caps);
+    forward_hooks!(credit: pause_exit, vipi_pending, tasklet_mode, lazy_context_switch, enforces_caps);
 
     fn name(&self) -> &'static str {
         "flex"

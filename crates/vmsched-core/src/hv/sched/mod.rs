@@ -157,6 +157,12 @@ pub trait HvScheduler: Send {
     fn tasklet_mode(&self) -> TaskletMode {
         TaskletMode::Softirq
     }
+    /// Whether the hypervisor switches lazily (`hv::lazy_switch`: Xen's `context_switch` keeps
+    /// a vCPU's state loaded across a switch to the idle vCPU). Xen's schedulers take it from
+    /// `hypervisor.params.lazy_context_switch`.
+    fn lazy_context_switch(&self) -> bool {
+        false
+    }
     /// Whether PLE windows grow on each exit by default (KVM: yes; Xen: fixed window).
     fn ple_grows_by_default(&self) -> bool {
         false
@@ -211,6 +217,9 @@ macro_rules! forward_hooks {
     };
     (@ $i:ident tasklet_mode) => {
         fn tasklet_mode(&self) -> super::TaskletMode { self.$i.tasklet_mode() }
+    };
+    (@ $i:ident lazy_context_switch) => {
+        fn lazy_context_switch(&self) -> bool { self.$i.lazy_context_switch() }
     };
     (@ $i:ident ple_grows_by_default) => {
         fn ple_grows_by_default(&self) -> bool { self.$i.ple_grows_by_default() }
