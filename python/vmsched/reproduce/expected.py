@@ -388,16 +388,18 @@ GAPS: dict[str, dict[str, str]] = {
             "CSRC. The LLC and TLB pressure were fitted to the original only (its growths from 1 to 9 tiles: "
             "CPI x1.89, LLC misses x2.65, TLB misses x1.42). With the lazy switch CSRC at 9 tiles is busier "
             "than before it (87.7 % against 83.4 %; the original 92.0 % against 91.4 %): the switches it "
-            "removes are mostly lazy ones, which cost little. Before the cache refit under the lazy switch "
-            "(session 14, k 3): 1.2 %; before the lazy switch (session 14): 4.8 %, within; the other points "
-            "within that fit's noise gave 1.3-5.0 %",
+            "removes are mostly lazy ones, which cost little. At the other grid points within this refit's "
+            "noise (sums 0.0012-0.0015: k 3.5 and 4.5, r 0.125 and 0.5; each at its own solved peak, "
+            "scratch, seeds 1-8, 3000 ms) CSRC saves 1.0-1.8 %, so the miss does not hang on the point "
+            "chosen. Before the cache refit under the lazy switch (session 14, k 3): 1.2 %; before the lazy "
+            "switch (session 14): 4.8 %, within; the other points within that fit's noise gave 1.3-5.0 %",
         "llc_miss_reduction_csrc_pct":
             "1.6 % (quick 1.4 %) against the seed's 6 % (full mode, session 14 with Xen's lazy context "
             "switch and the cache model refitted under it, 9 tiles, seeds 1-8): LLC misses per instruction "
             "3.135 in the original, 3.145 with softirq tasklets and 3.084 with CSRC; see "
             "cpi_reduction_csrc_pct for why. Before the cache refit under the lazy switch (session 14, k 3): "
-            "1.6 %; before the lazy switch (session 14): 6.2 %, within; the other points within that fit's "
-            "noise gave 1.7-6.8 %",
+            "1.6 %; at the other points within this refit's noise 1.4-2.3 %; before the lazy switch (session "
+            "14): 6.2 %, within; the other points within that fit's noise gave 1.7-6.8 %",
     },
     # -- seed 002: Flex ------------------------------------------------------------------------
     "flex-parallel": {
