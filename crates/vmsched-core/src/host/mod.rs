@@ -213,6 +213,16 @@ pub struct CostParams {
     /// 2006: miss rate ∝ capacity^-alpha, alpha 0.3-0.7, about 1/2; no TLB-specific source
     /// found, so the same law and default).
     pub tlb_miss_exponent: f64,
+    /// Cycles of one TLB miss's page walk when a thread re-fills its translations after a
+    /// TLB flush (`hv::tlb`; with EPT a two-dimensional walk, up to 24 memory references for
+    /// 4-level guest and EPT tables: Bhargava et al., ASPLOS 2008). When > 0, a full context
+    /// switch on a pCPU flushes its guest TLB entries (Xen 4.1 `__context_switch` ->
+    /// `write_ptbase` -> `write_cr3` -> `hvm_flush_guest_tlbs`, a new ASID generation), and a
+    /// thread that starts on a pCPU without valid translations there pays
+    /// min(`working_set_kib` / 4, `tlb_entries`) walks as stalled guest time. 0 = no flush
+    /// (default). No measured cost per walk was found for Westmere with EPT: to be sourced or
+    /// fitted before use. Needs `tlb_stall_at_capacity_ratio` and `llc_window_ns`.
+    pub tlb_walk_cycles: u64,
 }
 
 impl Default for CostParams {
@@ -252,6 +262,7 @@ impl Default for CostParams {
             tlb_entries: 512,
             tlb_stall_at_capacity_ratio: 0.0,
             tlb_miss_exponent: 0.5,
+            tlb_walk_cycles: 0,
         }
     }
 }

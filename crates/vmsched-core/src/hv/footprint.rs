@@ -8,7 +8,10 @@
 //! when it runs in another, what is left of it leaves the old domain and its whole working
 //! set enters the new one, fresh (for the TLB this is the VPID renewal on a move,
 //! `hv::tlb`). Each domain keeps the sum of its stopped threads' decayed working sets,
-//! brought forward lazily (one `exp` per update).
+//! brought forward lazily (one `exp` per update). A domain can be flushed (`flush`: the TLB's
+//! at a full context switch, `hv::tlb`): its footprint drops to nothing and every thread's
+//! entry there is dropped at once, by a per-domain generation that an entry must match to
+//! count (Xen's per-core ASID generation, xen/arch/x86/hvm/asid.c `core_asid_generation`).
 //!
 //! Leaves out: capacity-based replacement (a footprint above the structure's size still
 //! decays in time only; the pressure functions in `host` turn the footprint into misses),
@@ -20,16 +23,41 @@
 
 use crate::engine::Ns;
 
-/// Per domain: the decayed footprint of the threads that stopped running there, as of `at`.
+/// Where a thread's working set last entered a domain: the domain, when it last ran there,
+/// and the domain's flush generation then (the entry counts only while that stands).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FootprintEntry {
+    pub domain: usize,
+    pub since: Ns,
+    pub generation: u64,
+}
+
+/// Per domain: the decayed footprint of the threads that stopped running there, as of `at`,
+/// and the number of flushes so far (`generation`).
 #[derive(Debug, Clone, Default)]
 pub struct FootprintDomains {
     decayed_kib: Vec<f64>,
     at: Vec<Ns>,
+    generation: Vec<u64>,
 }
 
 impl FootprintDomains {
     pub fn new(domains: usize) -> Self {
-        FootprintDomains { decayed_kib: vec![0.0; domains], at: vec![0; domains] }
+        FootprintDomains { decayed_kib: vec![0.0; domains], at: vec![0; domains], generation: vec![0; domains] }
+    }
+
+    /// Whether `entry` still holds working set in domain `d` (it is there and no flush of `d`
+    /// came after it).
+    pub fn holds(&self, entry: FootprintEntry, d: usize) -> bool {
+        entry.domain == d && entry.generation == self.generation[d]
+    }
+
+    /// Domain `d` is emptied at `now`: its decayed footprint is gone and every entry there
+    /// stops counting (a later `touch` of such a thread takes nothing out of `d`).
+    pub fn flush(&mut self, d: usize, now: Ns) {
+        self.decayed_kib[d] = 0.0;
+        self.at[d] = now;
+        self.generation[d] += 1;
     }
 
     /// Domain `d`'s decayed footprint brought to `now`.
@@ -41,23 +69,24 @@ impl FootprintDomains {
 
     /// A thread of `ws_kib` that last touched `prev` (domain, when) has run in domain `d`
     /// until `now`: its old entry leaves `prev`'s domain (what is left of it), its whole
-    /// working set enters `d`'s, fresh. Returns its new entry.
-    pub fn touch(&mut self, prev: Option<(usize, Ns)>, ws_kib: f64, d: usize, now: Ns, window_ns: Ns) -> (usize, Ns) {
-        if let Some((d0, since)) = prev {
-            let left = ws_kib * weight(now - since, window_ns);
-            self.decayed_kib[d0] = (self.decayed(d0, now, window_ns) - left).max(0.0);
+    /// working set enters `d`'s, fresh. Returns its new entry. An entry a flush dropped has
+    /// nothing left to take out.
+    pub fn touch(&mut self, prev: Option<FootprintEntry>, ws_kib: f64, d: usize, now: Ns, window_ns: Ns) -> FootprintEntry {
+        if let Some(e) = prev.filter(|e| self.holds(*e, e.domain)) {
+            let left = ws_kib * weight(now - e.since, window_ns);
+            self.decayed_kib[e.domain] = (self.decayed(e.domain, now, window_ns) - left).max(0.0);
         }
         self.decayed_kib[d] = self.decayed(d, now, window_ns) + ws_kib;
-        (d, now)
+        FootprintEntry { domain: d, since: now, generation: self.generation[d] }
     }
 
     /// Domain `d`'s footprint at `now` with `running` (each thread's working set and its
     /// entry) counted whole instead of decayed.
-    pub fn footprint_kib(&mut self, d: usize, now: Ns, window_ns: Ns, running: impl IntoIterator<Item = (f64, Option<(usize, Ns)>)>) -> f64 {
+    pub fn footprint_kib(&mut self, d: usize, now: Ns, window_ns: Ns, running: impl IntoIterator<Item = (f64, Option<FootprintEntry>)>) -> f64 {
         let mut f = self.decayed(d, now, window_ns);
         for (ws, entry) in running {
             let counted = match entry {
-                Some((d0, since)) if d0 == d => ws * weight(now - since, window_ns),
+                Some(e) if self.holds(e, d) => ws * weight(now - e.since, window_ns),
                 _ => 0.0,
             };
             f += ws - counted;
@@ -95,7 +124,7 @@ mod tests {
         let e = l.touch(Some(e), 1024.0, 1, 2 * w, w);
         assert!(l.footprint_kib(0, 2 * w, w, []).abs() < 1e-9);
         assert!((l.footprint_kib(1, 2 * w, w, []) - 1024.0).abs() < 1e-9);
-        assert_eq!(e, (1, 2 * w));
+        assert_eq!((e.domain, e.since), (1, 2 * w));
         // Without a window only running threads count.
         let mut z = FootprintDomains::new(1);
         z.touch(None, 1024.0, 0, 0, 0);
@@ -125,5 +154,32 @@ mod tests {
         l.touch(Some(a), 1024.0, 1, t, win);
         assert!(l.footprint_kib(0, t, win, []).abs() < 1e-9);
         assert!((l.footprint_kib(1, t, win, []) - (512.0 * w + 1024.0)).abs() < 1e-9);
+    }
+
+    /// A flush empties its domain and drops every entry there, and only there. Window 1 ms;
+    /// A (1024 KiB) and B (512 KiB) ran in domain 0 until 0, C (256 KiB) in domain 1. Domain 0
+    /// flushed at half a window: it holds nothing, A running again there counts whole (1024,
+    /// none of it replaced), A's later move takes nothing out of domain 0, and domain 1 keeps
+    /// C's 256 exp(-1/2).
+    #[test]
+    fn a_flush_empties_its_domain_and_drops_the_entries_there_only() {
+        let win: Ns = 1_000_000;
+        let mut l = FootprintDomains::new(2);
+        let a = l.touch(None, 1024.0, 0, 0, win);
+        l.touch(None, 512.0, 0, 0, win);
+        let c = l.touch(None, 256.0, 1, 0, win);
+        let t = win / 2;
+        let w = (-0.5f64).exp();
+        assert!((l.footprint_kib(0, t, win, []) - 1536.0 * w).abs() < 1e-9);
+        l.flush(0, t);
+        assert!(!l.holds(a, 0) && l.holds(c, 1));
+        assert_eq!(l.footprint_kib(0, t, win, []), 0.0);
+        assert!((l.footprint_kib(0, t, win, [(1024.0, Some(a))]) - 1024.0).abs() < 1e-9);
+        assert!((l.footprint_kib(1, t, win, []) - 256.0 * w).abs() < 1e-9);
+        // B runs in domain 0 after the flush, then A moves to domain 1: domain 0 keeps B.
+        let b = l.touch(None, 512.0, 0, t, win);
+        assert!(l.holds(b, 0));
+        l.touch(Some(a), 1024.0, 1, t, win);
+        assert!((l.footprint_kib(0, t, win, []) - 512.0).abs() < 1e-9);
     }
 }

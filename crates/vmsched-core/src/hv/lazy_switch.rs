@@ -117,6 +117,9 @@ impl World {
             return (0, 0);
         };
         let state_ns = self.costs.world_switch_ns.saturating_sub(self.costs.sched_call_ns);
+        // q's save is a `__context_switch` to the idle vCPU: its `write_ptbase` flushes q's
+        // guest TLB entries too (`hv::tlb`).
+        self.tlb_flush(q);
         let pq = &mut self.pcpus[q];
         pq.lazy.loaded = None;
         pq.lazy.syncs += 1;

@@ -158,8 +158,15 @@ impl World {
     /// it last ran, less what other work (other vCPUs, or other threads of its own vCPU) ran
     /// there since. A thread that never ran owes nothing.
     /// Charged to pCPU `p`'s LLC accounting (`hv::llc`): the refill's time and its part from
-    /// memory (LLC misses).
+    /// memory (LLC misses). With the TLB flush (`hv::tlb`, `tlb_walk_cycles`) the refill
+    /// includes the page walks of a thread without valid translations on `p`.
     pub(crate) fn thread_refill_ns(&mut self, t: usize, p: PcpuId) -> Ns {
+        let walks = self.tlb_walks_ns(t, p);
+        walks + self.cache_refill_ns(t, p)
+    }
+
+    /// The cache part of `thread_refill_ns`.
+    fn cache_refill_ns(&mut self, t: usize, p: PcpuId) -> Ns {
         let Some((last, left_busy)) = self.threads[t].cache_at else { return 0 };
         let foreign = self.busy_now(last).saturating_sub(left_busy);
         let warmth = cache_warmth(&self.topo, &self.costs, last, p, foreign);
@@ -468,6 +475,11 @@ impl World {
         debug_assert!(self.pcpus[p].cur.is_none());
         self.pcpu_idle_end(p);
         let idle_hv_left = self.idle_hv_take(p);
+        // A full switch (not the lazy one back to the loaded vCPU, `hv::lazy_switch`) flushes
+        // the pCPU's guest TLB entries before the incoming thread's refill is reckoned.
+        if !self.switch_is_lazy(p, Some(v)) {
+            self.tlb_flush(p);
+        }
         let last = self.vcpus[v].last_pcpu;
         let refill = self.vcpus[v].cur.map_or(0, |t| self.thread_refill_ns(t, p));
         self.pcpus[p].cur = Some(v);

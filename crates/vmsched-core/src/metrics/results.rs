@@ -118,6 +118,9 @@ pub struct PcpuResult {
     pub lazy_switches: u64,
     /// This pCPU's lazily held vCPU state saved because the vCPU was to run elsewhere.
     pub lazy_state_syncs: u64,
+    /// Flushes of this pCPU's guest TLB entries at full context switches (`hv::tlb`; only
+    /// with `host.costs.tlb_walk_cycles`).
+    pub tlb_flushes: u64,
     pub migrations_in: u64,
     /// Physical interrupts of pass-through devices taken by this pCPU.
     pub device_irqs: u64,
@@ -133,6 +136,8 @@ pub struct Totals {
     pub state_switches_per_pcpu_s: f64,
     pub lazy_switches_per_pcpu_s: f64,
     pub lazy_state_syncs_per_pcpu_s: f64,
+    /// `pcpus[].tlb_flushes` per second per pCPU.
+    pub tlb_flushes_per_pcpu_s: f64,
     pub hv_fraction: f64,
     pub idle_fraction: f64,
     /// Σ `pcpus[].idle_while_waiting_ns`.
@@ -296,6 +301,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             state_switches: pc.lazy.state_switches,
             lazy_switches: pc.lazy.lazy_switches,
             lazy_state_syncs: pc.lazy.syncs,
+            tlb_flushes: pc.tlb_flushes,
             migrations_in: pc.migrations_in,
             device_irqs: pc.tasklet.irqs,
         })
@@ -306,6 +312,9 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         (c + pc.llc_compute_ns, k + pc.llc_work_ns, r + pc.llc_refill_ns, d + pc.llc_refill_dram_ns)
     });
     let tlb_stall: f64 = w.pcpus.iter().map(|pc| pc.tlb_stall_ns).sum();
+    // The flush's page walks (`hv::tlb`): in the refill's time for the CPI, TLB misses for the
+    // TLB's miss rate (not the LLC's).
+    let tlb_walks: f64 = w.pcpus.iter().map(|pc| pc.tlb_walk_ns).sum();
     let (hv_ref, hv_cpi) = w.pcpus.iter().fold((0.0, 0.0), |(r, c), pc| (r + pc.hv_cost_ref_ns, c + pc.hv_cost_cpi_ns));
     let totals = Totals {
         directed_yield_attempted: dya,
@@ -315,6 +324,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         state_switches_per_pcpu_s: sum(&|p| p.state_switches as f64) / secs / n_p,
         lazy_switches_per_pcpu_s: sum(&|p| p.lazy_switches as f64) / secs / n_p,
         lazy_state_syncs_per_pcpu_s: sum(&|p| p.lazy_state_syncs as f64) / secs / n_p,
+        tlb_flushes_per_pcpu_s: sum(&|p| p.tlb_flushes as f64) / secs / n_p,
         hv_fraction: sum(&|p| p.hv_ns as f64) / (n_p * now.max(1) as f64),
         idle_fraction: sum(&|p| p.idle_ns as f64) / (n_p * now.max(1) as f64),
         idle_while_waiting_ns: w.idle_wait.total_ns(),
@@ -326,9 +336,9 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             .map(|(k, i)| (k.to_string(), w.pcpus.iter().map(|pc| pc.hv_by_exit_ns[i]).sum()))
             .collect(),
         scheduler_counters: w.sched.as_ref().map_or_else(Vec::new, |s| s.counters()).into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-        llc_cpi_factor: if work > 0.0 { (compute + refill) / work } else { 1.0 },
+        llc_cpi_factor: if work > 0.0 { (compute + refill + tlb_walks) / work } else { 1.0 },
         llc_miss_rate_rel: if work > 0.0 { (compute - work - tlb_stall + dram) / work } else { 0.0 },
-        tlb_miss_rate_rel: if work > 0.0 { tlb_stall / work } else { 0.0 },
+        tlb_miss_rate_rel: if work > 0.0 { (tlb_stall + tlb_walks) / work } else { 0.0 },
         hv_llc_cpi_factor: if hv_ref > 0.0 { hv_cpi / hv_ref } else { 0.0 },
     };
     Results {

@@ -419,6 +419,12 @@ fn check_costs(h: &HostSpec) -> Res {
             );
         }
     }
+    if c.tlb_walk_cycles > 0 && !(c.tlb_stall_at_capacity_ratio > 0.0 && c.llc_window_ns > 0) {
+        return err(
+            "host.costs.tlb_walk_cycles",
+            "needs the TLB pressure model (tlb_stall_at_capacity_ratio > 0) and its window (llc_window_ns > 0): the flush empties a pCPU's TLB footprint",
+        );
+    }
     if c.hv_costs_reference_cpi != 0.0 {
         if !(c.hv_costs_reference_cpi >= 1.0 && c.hv_costs_reference_cpi.is_finite()) {
             return err(
@@ -1693,6 +1699,13 @@ threads = 2
             "host.costs.tlb_miss_exponent",
         );
         assert_path(&with_host("cores_per_socket = 2\n[host.costs]\ntlb_stall_at_capacity_ratio = -1"), "host.costs.tlb_stall_at_capacity_ratio");
+        // A walk cost without the TLB model, or without its window, has no footprint to flush.
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\ntlb_walk_cycles = 100"), "host.costs.tlb_walk_cycles");
+        assert_path(
+            &with_host("cores_per_socket = 2\n[host.costs]\ntlb_stall_at_capacity_ratio = 0.5\nllc_window_ns = 0\ntlb_walk_cycles = 100"),
+            "host.costs.tlb_walk_cycles",
+        );
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\ntlb_walk_cycles = -1"), "host.costs.tlb_walk_cycles");
     }
 
     #[test]

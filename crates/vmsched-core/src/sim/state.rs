@@ -57,6 +57,10 @@ pub struct Pcpu {
     pub llc_work_ns: f64,
     /// The TLB stall within that compute (`hv::tlb`) (ns).
     pub tlb_stall_ns: f64,
+    /// TLB flushes of this pCPU at full context switches and the page walks they cost the
+    /// threads that re-filled their translations here (`hv::tlb`, `tlb_walk_cycles`) (ns).
+    pub tlb_flushes: u64,
+    pub tlb_walk_ns: f64,
     /// Cache refills charged to threads dispatched here (`World::thread_refill_ns`), and
     /// their part from memory (ns).
     pub llc_refill_ns: f64,
@@ -319,10 +323,10 @@ pub struct Thread {
     pub comm_debt_ns: Ns,
     /// The socket whose LLC last held this thread's working set and when it last ran there
     /// (`hv::llc`; None: never ran, or the LLC pressure model is off).
-    pub llc_touch: Option<(usize, Ns)>,
+    pub llc_touch: Option<crate::hv::footprint::FootprintEntry>,
     /// The pCPU whose TLB last held this thread's translations and when it last ran there
     /// (`hv::tlb`; None: never ran, or the TLB pressure model is off).
-    pub tlb_touch: Option<(usize, Ns)>,
+    pub tlb_touch: Option<crate::hv::footprint::FootprintEntry>,
     /// The rw-semaphore step this thread takes when it releases the wait_lock it holds
     /// (`guest::rwsem`).
     pub rwsem_next: Option<crate::guest::rwsem::RwsemStep>,

@@ -1166,3 +1166,85 @@ fn the_tlb_model_off_changes_nothing() {
     assert_eq!(plain.totals.tlb_miss_rate_rel, 0.0);
     assert_eq!(plain.totals.llc_cpi_factor, 1.0);
 }
+
+/// `tlb_text` with the TLB flush at full context switches (`host.costs.tlb_walk_cycles`,
+/// `hv::tlb`), optionally Xen's lazy switch, run to 200 ms; the world after it.
+fn tlb_flush_world(pins: &[u32], walk_cycles: u64, lazy: bool) -> Simulation {
+    let mut text = tlb_text(1, pins, 1024, 1.0, &format!("tlb_walk_cycles = {walk_cycles}"));
+    if lazy {
+        text = text.replace("scheduler = \"credit\"\n", "scheduler = \"credit\"\nparams = { lazy_context_switch = true, ratelimit_us = 0 }\n");
+    }
+    let sc = from_toml_str(&text).expect("scenario parses");
+    let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
+    s.run_until(200 * NS_PER_MS).expect("no invariant violated");
+    s
+}
+
+/// Two threads (1024 KiB each) share one pCPU, no lazy switch: every dispatch is a full
+/// switch and flushes the pCPU's TLB. Without the flush each dispatch finds the other's
+/// entries (the stall above alone's 0.7071, `more_distinct_threads_per_core_stall_more_on_the_tlb`);
+/// with it the domain is empty, so each thread's stall is alone's, (1024 / 2048)^1/2 = 0.7071
+/// per cycle of work, and each start after a flush costs 1024 / 4 = 256 walks (below the 512
+/// entries) of 100 cycles, charged as refill time (the cache refill is 0 here) and counted in
+/// the TLB miss rate: (stall + walks) / work. A thread's first start (never ran) costs none.
+#[test]
+fn a_full_switch_empties_the_pcpus_tlb_and_the_incoming_thread_pays_its_walks() {
+    let mut s = tlb_flush_world(&[0, 0], 100, false);
+    let w = s.world();
+    let pc = &w.pcpus[0];
+    let per_start = w.topo.cycles_to_ns(256 * 100) as f64;
+    // One flush per dispatch, each a full switch (no tasklets here).
+    assert!(pc.tlb_flushes > 20 && pc.tlb_flushes == pc.lazy.state_switches, "{} flushes, {} full switches", pc.tlb_flushes, pc.lazy.state_switches);
+    // Walks: whole sets of 256, one per start after a flush; a vCPU dispatched and switched out
+    // before its thread started adds a flush without a start, so at most flushes - 2.
+    let starts = pc.tlb_walk_ns / per_start;
+    assert_eq!(starts.fract(), 0.0, "{} ns of walks, {per_start} per start", pc.tlb_walk_ns);
+    assert!(starts >= 0.9 * (pc.tlb_flushes - 2) as f64 && starts <= (pc.tlb_flushes - 2) as f64, "{starts} starts, {} flushes", pc.tlb_flushes);
+    let (stall, work, walks) = (pc.tlb_stall_ns, pc.llc_work_ns, pc.tlb_walk_ns);
+    assert!((stall / work - 0.5f64.sqrt()).abs() < 1e-6, "stall per work {} against alone's 0.7071", stall / work);
+    // The walks were paid as refill time (what is still owed at the end aside).
+    let paid: Ns = w.vcpus.iter().map(|v| v.t.cache_refill).sum();
+    let owed: Ns = w.vcpus.iter().map(|v| v.refill_debt_ns).sum();
+    assert_eq!((paid + owed) as f64, walks);
+    let r = s.run().unwrap();
+    assert!((r.totals.tlb_miss_rate_rel - (stall + walks) / work).abs() < 1e-9, "{:?}", r.totals);
+    assert!(r.totals.tlb_miss_rate_rel > 0.5f64.sqrt() + 1e-3);
+    // One pCPU over 0.2 s.
+    assert!((r.totals.tlb_flushes_per_pcpu_s - r.pcpus[0].tlb_flushes as f64 / 0.2).abs() < 1e-6, "{:?}", r.totals);
+}
+
+/// With Xen's lazy switch a vCPU alone on its pCPU comes back to the state the pCPU still
+/// holds (`hv::lazy_switch`): only its first dispatch is a full switch, so the TLB is flushed
+/// once and its thread, which had not run before that flush, never pays a walk.
+#[test]
+fn a_lazy_switch_back_to_the_loaded_vcpu_does_not_flush_the_tlb() {
+    let mut s = tlb_flush_world(&[0], 100, true);
+    let w = s.world();
+    let pc = &w.pcpus[0];
+    assert!(pc.lazy.lazy_switches > 20, "{:?}", pc.lazy);
+    assert_eq!((pc.tlb_flushes, pc.lazy.state_switches), (1, 1));
+    assert_eq!(pc.tlb_walk_ns, 0.0);
+    // Two vCPUs on the pCPU: the switches between them are full and flush, the lazy ones
+    // (back to the vCPU whose state is loaded) do not.
+    let mut s = tlb_flush_world(&[0, 0], 100, true);
+    let pc = &s.world().pcpus[0];
+    assert!(pc.lazy.lazy_switches > 0 && pc.lazy.state_switches > 2, "{:?}", pc.lazy);
+    assert_eq!(pc.tlb_flushes, pc.lazy.state_switches);
+}
+
+/// Off (`tlb_walk_cycles` 0, the default) nothing is flushed: the TLB model runs as before,
+/// the same results whether the line is written or not, no flush and no walk counted.
+#[test]
+fn the_tlb_flush_off_changes_nothing() {
+    let absent = run_text(&tlb_text(1, &[0, 0], 1024, 1.0, ""), None);
+    let zero = run_text(&tlb_text(1, &[0, 0], 1024, 1.0, "tlb_walk_cycles = 0"), None);
+    let strip = |r: &Results| {
+        let mut v = serde_json::to_value(r).unwrap();
+        v.as_object_mut().unwrap().remove("scenario");
+        v.to_string()
+    };
+    assert_eq!(strip(&absent), strip(&zero));
+    assert_eq!(absent.totals.tlb_flushes_per_pcpu_s, 0.0);
+    let mut s = tlb_flush_world(&[0, 0], 0, false);
+    assert_eq!((s.world().pcpus[0].tlb_flushes, s.world().pcpus[0].tlb_walk_ns), (0, 0.0));
+}
