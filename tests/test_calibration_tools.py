@@ -1,0 +1,18 @@
+"""The calibration tools under tools/calibrate/ start from what calibration.toml holds."""
+import json
+import runpy
+from pathlib import Path
+
+from vmsched.reproduce import csrc
+
+SOLVE = Path(__file__).resolve().parent.parent / "tools" / "calibrate" / "csrc_peak_solve.py"
+
+
+def test_csrc_peak_solve_starts_from_the_calibrated_original_scenario():
+    # The solve's scenario at its default point (calibration.toml's values) must be the one
+    # the reproduction runs, or a refit would start from a model the report never used.
+    tool = runpy.run_path(str(SOLVE), run_name="not_main")
+    for tiles in (1, 9):
+        built = tool["build"](tool["P"](), tiles, 3000.0)
+        expected = csrc.scenario(tiles, "original", 3000.0)
+        assert json.dumps(built, sort_keys=True) == json.dumps(expected, sort_keys=True), tiles

@@ -1,0 +1,206 @@
+"""Re-solve seed 001's original Xen at its peak (9 tiles) and measure its growths 1 -> 9 tiles.
+
+The calibration of the csrc reproductions (python/vmsched/reproduce/calibration.toml, `csrc.*`)
+fits, on the ORIGINAL configuration only (no softirq tasklets, no CSRC):
+- at 9 tiles, by a damped fixed-point iteration: the load (Table 1: 26,551 switches per
+  pCPU-second), the request scale (Figure 16: 92 % busy), the external-interrupt, HLT and
+  APIC-access (EOI) exit costs (Figure 9: 12, 3.73 and 4.78 % of the CPU), the full world
+  switch's cost (Table 1: switching 7.28 % of the CPU, lazy switches at sched_call_ns) and the
+  reference CPI of the hypervisor's costs (set to the measured totals.hv_llc_cpi_factor);
+- for a point of the cache model (LLC exponent alpha, LLC stall ratio k, TLB stall ratio r, TLB
+  exponent beta), the three growths 1 -> 9 tiles the recorded criterion compares (Figures 7-8:
+  CPI x1.88, LLC misses x2.67, TLB misses x1.38; least sum of squared relative errors).
+
+Session 14's solve (written as scratch by its helpers and kept here so the next refit does not
+start from nothing; sessions 12-13's were lost). It starts from calibration.toml's current
+values. Not run by the tests. Seeds 1-8, 3000 ms runs, both cores.
+
+Usage (from the repository root, with .venv active):
+    python tools/calibrate/csrc_peak_solve.py ALPHA K R BETA [STEPS]
+prints each step and a final RESULT line (JSON: the solved point, its growths, its 9-tile
+measures). Never look at a with-policy run before choosing a point.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import asdict, dataclass, field, replace
+
+from vmsched.batch import Run, simulate_all
+from vmsched.reproduce import csrc
+from vmsched.reproduce.calibration import fitted
+
+SEEDS = csrc.SEEDS
+MS = 3000.0
+TARGETS = {"switches": 26551.0, "busy": 0.92, "ext": 12.0, "hlt": 3.73, "apic": 4.78, "sw": 7.28}
+GROWTH_TARGETS = {"cpi": 1.88, "llc": 2.67, "tlb": 1.38}
+
+
+def _fit(key: str) -> float:
+    return fitted(f"csrc.{key}")
+
+
+@dataclass(frozen=True)
+class P:
+    """A point: the cache model's four parameters and what the solve fits at the peak."""
+    alpha: float = field(default_factory=lambda: _fit("host.llc_miss_exponent"))
+    k: float = field(default_factory=lambda: _fit("host.llc_stall_at_capacity_ratio"))
+    r: float = field(default_factory=lambda: _fit("host.tlb_stall_at_capacity_ratio"))
+    beta: float = field(default_factory=lambda: _fit("host.tlb_miss_exponent"))
+    load: float = field(default_factory=lambda: _fit("specvirt.load"))
+    scale: float = field(default_factory=lambda: _fit("specvirt.request_scale"))
+    ext: float = field(default_factory=lambda: _fit("host.exit_ext_intr_ns"))
+    hlt: float = field(default_factory=lambda: _fit("host.exit_hlt_ns"))
+    eoi: float = field(default_factory=lambda: _fit("host.exit_apic_eoi_ns"))
+    ref: float = field(default_factory=lambda: _fit("host.hv_costs_reference_cpi"))
+    window: int = field(default_factory=lambda: round(_fit("host.llc_window_ns")))
+    disk_us: float = field(default_factory=lambda: _fit("specvirt.disk_us"))
+    ws: float = field(default_factory=lambda: _fit("host.world_switch_ns"))
+
+
+def build(p: P, tiles: int, ms: float) -> dict:
+    sc = csrc.scenario(tiles, "original", ms)
+    c = sc["host"]["costs"]
+    c.update(llc_stall_at_capacity_ratio=p.k, llc_window_ns=p.window, llc_miss_exponent=p.alpha,
+             tlb_stall_at_capacity_ratio=p.r, tlb_miss_exponent=p.beta, hv_costs_reference_cpi=p.ref,
+             exit_ext_intr_ns=round(p.ext), exit_hlt_ns=round(p.hlt), exit_apic_eoi_ns=round(p.eoi),
+             world_switch_ns=round(p.ws))
+    sc["hypervisor"]["params"] = dict(sc["hypervisor"]["params"], lazy_context_switch=True)
+    load = p.load * tiles / csrc.PEAK_TILES
+    for vm in sc["vms"]:
+        for w in vm["workloads"]:
+            if w["kind"] != "server":
+                continue
+            role = w["role"]
+            w["rate_per_s"] = csrc.PRESET_RATE_PER_S[role] * load
+            w["cpu_us"] = {"dist": "exp", "mean_us": csrc.PRESET_CPU_US[role] * p.scale}
+            w["working_set_kib"] = max(1, round(csrc.PRESET_WORKING_SET_KIB[role] * p.scale))
+            w["disk_us"] = {"dist": "exp", "mean_us": p.disk_us}
+    return sc
+
+
+def simulate(p: P, tiles_list, warmup=False) -> dict:
+    runs = []
+    for t in tiles_list:
+        for s in SEEDS:
+            lab = f"{csrc.label(t, 'original')}@{s}"
+            runs.append(Run(lab, build(p, t, MS), seed=s))
+            if warmup:
+                runs.append(Run(csrc.warmup_label(lab), build(p, t, csrc.WARMUP_MS), seed=s))
+    res = simulate_all(runs, jobs=2, progress=False)
+    return {run.label: res[run.key()] for run in runs}
+
+
+def mean(r, lab, key):
+    return csrc.total(r, lab, key)
+
+
+def exits_per_s(r, lab, reason):
+    vals = []
+    for s in SEEDS:
+        summ = r[f"{lab}@{s}"].summary
+        vals.append(sum(v["exits"][reason] for v in summ["vms"]) / (summ["sim_time_ns"] / 1e9))
+    return sum(vals) / len(vals)
+
+
+def measure9(r) -> dict:
+    lab = csrc.label(9, "original")
+    sh = csrc.hv_by_exit_pct(r, lab)
+    return {
+        "switches": mean(r, lab, "context_switches_per_pcpu_s"),
+        "busy": csrc.busy(r, lab),
+        "hv": mean(r, lab, "hv_fraction"),
+        "ext": sh["hv_ext_intr_pct"], "hlt": sh["hv_hlt_pct"], "apic": sh["hv_apic_access_pct"],
+        "hv_cpi": mean(r, lab, "hv_llc_cpi_factor"),
+        "n_ext": exits_per_s(r, lab, "ext_intr"), "n_hlt": exits_per_s(r, lab, "hlt"),
+        "n_eoi": exits_per_s(r, lab, "apic_eoi"),
+        "cpi": mean(r, lab, "llc_cpi_factor"), "llc": mean(r, lab, "llc_miss_rate_rel"),
+        "tlb": mean(r, lab, "tlb_miss_rate_rel"),
+        "cause_hlt": csrc.cause_share(r, lab, "cause_hlt_pct"),
+        "full": mean(r, lab, "state_switches_per_pcpu_s"),
+        "lazy": mean(r, lab, "lazy_switches_per_pcpu_s"),
+        "sw": switching_pct(r, lab),
+    }
+
+
+def switching_pct(r, lab) -> float:
+    """Table 1's switching share: full switches at world_switch_ns, lazy ones at sched_call_ns
+    (the stated costs, at the reference CPI), per pCPU-second; state syncs left out."""
+    c = r[f"{lab}@{SEEDS[0]}"].summary["scenario"]["host"]["costs"]
+    return 100 * (mean(r, lab, "state_switches_per_pcpu_s") * c["world_switch_ns"]
+                  + mean(r, lab, "lazy_switches_per_pcpu_s") * c["sched_call_ns"]) / 1e9
+
+
+def sse5(m) -> float:
+    return ((m["switches"] / TARGETS["switches"] - 1) ** 2 + (m["busy"] / TARGETS["busy"] - 1) ** 2
+            + sum((m[k] / TARGETS[k] - 1) ** 2 for k in ("ext", "hlt", "apic", "sw")))
+
+
+def within1(m) -> bool:
+    return abs(m["switches"] / TARGETS["switches"] - 1) <= 0.01 and abs(m["busy"] / TARGETS["busy"] - 1) <= 0.01
+
+
+def step(p: P, m: dict, d: float) -> P:
+    n_p = 6  # pCPUs of the scenario; shares are % of n_p x T, counts per second (all VMs)
+    def newton(cost, key, count):
+        # share% = 100 * count * cost_eff / (n_p * 1e9); d share / d cost = 100 * count / (n_p * 1e9)
+        return max(100.0, cost + d * (TARGETS[key] - m[key]) / 100 * n_p * 1e9 / count)
+    guest_now = m["busy"] - m["hv"]
+    guest_want = TARGETS["busy"] - m["hv"]
+    return replace(p,
+                   load=p.load * (TARGETS["switches"] / m["switches"]) ** d,
+                   scale=p.scale * (guest_want / guest_now) ** d,
+                   ext=newton(p.ext, "ext", m["n_ext"]), hlt=newton(p.hlt, "hlt", m["n_hlt"]),
+                   eoi=newton(p.eoi, "apic", m["n_eoi"]),
+                   ws=max(100.0, p.ws + d * (TARGETS["sw"] - m["sw"]) / 100 * 1e9 / m["full"]),
+                   ref=round(m["hv_cpi"], 4))
+
+
+def solve(p: P, steps: int, d: float = 0.7, log=print):
+    best = None
+    for i in range(steps):
+        m = measure9(simulate(p, [9]))
+        e = sse5(m)
+        log(f"  step {i}: {fmt(p)} -> sw {m['switches']:.0f} busy {100*m['busy']:.2f} ext {m['ext']:.2f} "
+            f"hlt {m['hlt']:.2f} apic {m['apic']:.2f} sw {m['sw']:.2f} (full {m['full']:.0f} lazy {m['lazy']:.0f}) hvcpi {m['hv_cpi']:.3f} sse5 {e:.5f} within1 {within1(m)}")
+        if best is None or (within1(m), -e) > (within1(best[1]), -sse5(best[1])):
+            best = (p, m)
+        if within1(m) and e < 0.0005 and abs(m["hv_cpi"] / p.ref - 1) < 0.005:
+            break
+        p = step(p, m, d)
+    return best
+
+
+def growths(p: P, log=print) -> dict:
+    r = simulate(p, [1, 9], warmup=True)
+    l1, l9 = csrc.label(1, "original"), csrc.label(9, "original")
+    g = {k: mean(r, l9, key) / mean(r, l1, key)
+         for k, key in (("cpi", "llc_cpi_factor"), ("llc", "llc_miss_rate_rel"), ("tlb", "tlb_miss_rate_rel"))
+         if mean(r, l1, key) > 0}
+    m9 = measure9(r)
+    out = {**g, "sse": sum((g[k] / GROWTH_TARGETS[k] - 1) ** 2 for k in g),
+           "cpi1": mean(r, l1, "llc_cpi_factor"), "cpi9": mean(r, l9, "llc_cpi_factor"),
+           "llc1": mean(r, l1, "llc_miss_rate_rel"), "llc9": mean(r, l9, "llc_miss_rate_rel"),
+           "tlb1": mean(r, l1, "tlb_miss_rate_rel"), "tlb9": mean(r, l9, "tlb_miss_rate_rel"),
+           "resp1": csrc.response_ms(r, l1), "cause_hlt": m9["cause_hlt"], "m9": m9}
+    return out
+
+
+def fmt(p: P) -> str:
+    return (f"a {p.alpha} k {p.k} r {p.r} b {p.beta} load {p.load:.4f} scale {p.scale:.4f} "
+            f"ext {p.ext:.0f} hlt {p.hlt:.0f} eoi {p.eoi:.0f} ref {p.ref:.3f} ws {p.ws:.0f}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (5, 6):
+        sys.exit("usage: csrc_peak_solve.py ALPHA K R BETA [STEPS]")
+    alpha, k, r, beta = map(float, sys.argv[1:5])
+    steps = int(sys.argv[5]) if len(sys.argv) > 5 else 8
+    start = P()
+    p0 = replace(start, alpha=alpha, k=k, r=r, beta=beta)
+    print("start", fmt(p0), flush=True)
+    best_p, best_m = solve(p0, steps, log=lambda s: print(s, flush=True))
+    g = growths(best_p)
+    m9 = g.pop("m9")
+    print("RESULT", json.dumps({"p": asdict(best_p), "growth": g, "m9": m9}), flush=True)
