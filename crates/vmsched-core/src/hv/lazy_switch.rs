@@ -39,8 +39,18 @@
 use crate::engine::Ns;
 use crate::host::ExitReason;
 use crate::hv::background::overlap;
+use crate::hv::sched::Params;
+use crate::scenario::ScenarioError;
 use crate::sim::state::*;
 use crate::sim::World;
+
+/// Reads `hypervisor.params.lazy_context_switch` for a Xen scheduler (credit, credit2 and the
+/// policies on credit): Xen's `context_switch` is arch code, the same under every scheduler,
+/// and has switched this way since 3.x. Default off, so that the scenarios fitted without it
+/// keep their numbers.
+pub(crate) fn from_params(p: &mut Params) -> Result<bool, ScenarioError> {
+    p.bool("lazy_context_switch", false)
+}
 
 /// Per-pCPU lazy-switch state and counts.
 #[derive(Debug, Default, Clone)]

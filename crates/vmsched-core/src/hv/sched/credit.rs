@@ -147,9 +147,7 @@ pub struct Credit {
     /// active unit, `__csched_unit_acct_stop_locked`).
     active_sdom: Vec<usize>,
     tasklet: TaskletMode,
-    /// Xen's lazy context switch (`hypervisor.params.lazy_context_switch`, `hv::lazy_switch`;
-    /// Xen has switched this way since 3.x; default off so that scenarios fitted without it
-    /// keep their numbers).
+    /// Xen's lazy context switch (`hv::lazy_switch::from_params`).
     lazy_context_switch: bool,
     csrc: Option<Csrc>,
     flexw: Option<FlexWAcct>,
@@ -196,8 +194,7 @@ impl Credit {
             "softirq" => TaskletMode::Softirq,
             _ => TaskletMode::IdleVcpu,
         };
-        // Xen's `context_switch` (arch code, the same under every scheduler): `hv::lazy_switch`.
-        let lazy_context_switch = p.bool("lazy_context_switch", false)?;
+        let lazy_context_switch = crate::hv::lazy_switch::from_params(p)?;
         let csrc = Csrc::from_params(p)?;
         let flexw = FlexWAcct::from_params(p, flexw_by_default)?;
         // Wake-up placement and tickling: current Xen's (default) or Xen 4.1's (seed 001).

@@ -204,9 +204,7 @@ struct Dom {
 }
 
 pub struct Credit2 {
-    /// Xen's lazy context switch (`hypervisor.params.lazy_context_switch`, `hv::lazy_switch`;
-    /// Xen has switched this way since 3.x; default off so that scenarios fitted without it
-    /// keep their numbers).
+    /// Xen's lazy context switch (`hv::lazy_switch::from_params`).
     lazy_context_switch: bool,
     ratelimit_ns: i64,
     migrate_resist_ns: i64,
@@ -236,8 +234,7 @@ impl Credit2 {
         let max_cpus = p.f64("max_cpus_runqueue", 16.0, 1.0, 4096.0)?;
         // `credit2_cap_period_ms` (opt_cap_period = 10).
         let cap_period_ms = p.f64("cap_period_ms", 10.0, 1.0, 1000.0)?;
-        // Xen's `context_switch` (arch code, the same under every scheduler): `hv::lazy_switch`.
-        let lazy_context_switch = p.bool("lazy_context_switch", false)?;
+        let lazy_context_switch = crate::hv::lazy_switch::from_params(p)?;
         Ok(Credit2 {
             lazy_context_switch,
             ratelimit_ns: (ratelimit_us * NS_PER_US as f64).round() as i64,
