@@ -23,7 +23,6 @@ measures). Never look at a with-policy run before choosing a point.
 from __future__ import annotations
 
 import json
-import math
 import sys
 from dataclasses import asdict, dataclass, field, replace
 
@@ -37,47 +36,43 @@ TARGETS = {"switches": 26551.0, "busy": 0.92, "ext": 12.0, "hlt": 3.73, "apic": 
 GROWTH_TARGETS = {"cpi": 1.88, "llc": 2.67, "tlb": 1.38}
 
 
-def _fit(key: str) -> float:
-    return fitted(f"csrc.{key}")
+#: The point's fields and the calibration.toml entries they stand for.
+KEYS = {"alpha": "csrc.host.llc_miss_exponent", "k": "csrc.host.llc_stall_at_capacity_ratio",
+        "r": "csrc.host.tlb_stall_at_capacity_ratio", "beta": "csrc.host.tlb_miss_exponent",
+        "load": "csrc.specvirt.load", "scale": "csrc.specvirt.request_scale",
+        "ext": "csrc.host.exit_ext_intr_ns", "hlt": "csrc.host.exit_hlt_ns",
+        "eoi": "csrc.host.exit_apic_eoi_ns", "ref": "csrc.host.hv_costs_reference_cpi",
+        "window": "csrc.host.llc_window_ns", "disk_us": "csrc.specvirt.disk_us",
+        "ws": "csrc.host.world_switch_ns"}
+
+
+def _default(name: str):
+    return field(default_factory=lambda: fitted(KEYS[name]))
 
 
 @dataclass(frozen=True)
 class P:
-    """A point: the cache model's four parameters and what the solve fits at the peak."""
-    alpha: float = field(default_factory=lambda: _fit("host.llc_miss_exponent"))
-    k: float = field(default_factory=lambda: _fit("host.llc_stall_at_capacity_ratio"))
-    r: float = field(default_factory=lambda: _fit("host.tlb_stall_at_capacity_ratio"))
-    beta: float = field(default_factory=lambda: _fit("host.tlb_miss_exponent"))
-    load: float = field(default_factory=lambda: _fit("specvirt.load"))
-    scale: float = field(default_factory=lambda: _fit("specvirt.request_scale"))
-    ext: float = field(default_factory=lambda: _fit("host.exit_ext_intr_ns"))
-    hlt: float = field(default_factory=lambda: _fit("host.exit_hlt_ns"))
-    eoi: float = field(default_factory=lambda: _fit("host.exit_apic_eoi_ns"))
-    ref: float = field(default_factory=lambda: _fit("host.hv_costs_reference_cpi"))
-    window: int = field(default_factory=lambda: round(_fit("host.llc_window_ns")))
-    disk_us: float = field(default_factory=lambda: _fit("specvirt.disk_us"))
-    ws: float = field(default_factory=lambda: _fit("host.world_switch_ns"))
+    """A point: the cache model's four parameters and what the solve fits at the peak
+    (calibration.toml's values by default)."""
+    alpha: float = _default("alpha")
+    k: float = _default("k")
+    r: float = _default("r")
+    beta: float = _default("beta")
+    load: float = _default("load")
+    scale: float = _default("scale")
+    ext: float = _default("ext")
+    hlt: float = _default("hlt")
+    eoi: float = _default("eoi")
+    ref: float = _default("ref")
+    window: float = _default("window")
+    disk_us: float = _default("disk_us")
+    ws: float = _default("ws")
 
 
 def build(p: P, tiles: int, ms: float) -> dict:
-    sc = csrc.scenario(tiles, "original", ms)
-    c = sc["host"]["costs"]
-    c.update(llc_stall_at_capacity_ratio=p.k, llc_window_ns=p.window, llc_miss_exponent=p.alpha,
-             tlb_stall_at_capacity_ratio=p.r, tlb_miss_exponent=p.beta, hv_costs_reference_cpi=p.ref,
-             exit_ext_intr_ns=round(p.ext), exit_hlt_ns=round(p.hlt), exit_apic_eoi_ns=round(p.eoi),
-             world_switch_ns=round(p.ws))
-    sc["hypervisor"]["params"] = dict(sc["hypervisor"]["params"], lazy_context_switch=True)
-    load = p.load * tiles / csrc.PEAK_TILES
-    for vm in sc["vms"]:
-        for w in vm["workloads"]:
-            if w["kind"] != "server":
-                continue
-            role = w["role"]
-            w["rate_per_s"] = csrc.PRESET_RATE_PER_S[role] * load
-            w["cpu_us"] = {"dist": "exp", "mean_us": csrc.PRESET_CPU_US[role] * p.scale}
-            w["working_set_kib"] = max(1, round(csrc.PRESET_WORKING_SET_KIB[role] * p.scale))
-            w["disk_us"] = {"dist": "exp", "mean_us": p.disk_us}
-    return sc
+    """The reproduction's original configuration (csrc.scenario) at the point ``p``."""
+    values = {KEYS[name]: v for name, v in asdict(p).items()}
+    return csrc.scenario(tiles, "original", ms, fitted=lambda key: values.get(key, fitted(key)))
 
 
 def simulate(p: P, tiles_list, warmup=False) -> dict:
@@ -120,16 +115,8 @@ def measure9(r) -> dict:
         "cause_hlt": csrc.cause_share(r, lab, "cause_hlt_pct"),
         "full": mean(r, lab, "state_switches_per_pcpu_s"),
         "lazy": mean(r, lab, "lazy_switches_per_pcpu_s"),
-        "sw": switching_pct(r, lab),
+        "sw": csrc.switching_cpu_pct(r, lab),
     }
-
-
-def switching_pct(r, lab) -> float:
-    """Table 1's switching share: full switches at world_switch_ns, lazy ones at sched_call_ns
-    (the stated costs, at the reference CPI), per pCPU-second; state syncs left out."""
-    c = r[f"{lab}@{SEEDS[0]}"].summary["scenario"]["host"]["costs"]
-    return 100 * (mean(r, lab, "state_switches_per_pcpu_s") * c["world_switch_ns"]
-                  + mean(r, lab, "lazy_switches_per_pcpu_s") * c["sched_call_ns"]) / 1e9
 
 
 def sse5(m) -> float:

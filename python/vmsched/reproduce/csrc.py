@@ -209,8 +209,11 @@ def _base() -> dict:
     return Scenario.from_file(str(scenarios_dir() / "consolidation-specvirt.toml")).to_dict()
 
 
-def scenario(tiles: int, config: str, duration_ms: float) -> dict:
-    """The consolidation scenario at ``tiles``/9 of the fitted peak load, in ``config``."""
+def scenario(tiles: int, config: str, duration_ms: float,
+             fitted: Callable[[str], float] = fitted) -> dict:
+    """The consolidation scenario at ``tiles``/9 of the fitted peak load, in ``config``.
+    ``fitted`` gives the fitted values (calibration.toml's by default; a refit passes trial
+    values, tools/calibrate/csrc_peak_solve.py)."""
     tasklet, csrc = CONFIGS[config]
     load = fitted("csrc.specvirt.load") * tiles / PEAK_TILES
     size = fitted("csrc.specvirt.request_scale")
