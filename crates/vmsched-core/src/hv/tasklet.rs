@@ -51,7 +51,12 @@
 //!   reschedule request for it waits until the tasklets are done.
 //!
 //! Leaves out: Xen's one tasklet per domain that drains all of the domain's pending pirqs in
-//! one run (here one tasklet run per interrupt); interrupt coalescing in the NIC.
+//! one run (here one tasklet run per interrupt); interrupt coalescing in the NIC; a second
+//! device interrupt during the exit's handling is charged as another exit (in Xen it is
+//! taken in the hypervisor); a scheduler call that another event makes during the exit's
+//! handling (a slice end, a reschedule IPI at the same instant) is a call of its own, and
+//! the idle-vCPU switch then waits for the hypervisor work of whatever it dispatched (Xen
+//! handles both pending softirqs in one `schedule()`).
 
 use std::collections::VecDeque;
 
