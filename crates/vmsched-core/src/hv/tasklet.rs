@@ -9,13 +9,21 @@
 //!   whenever that vCPU moves (xen/arch/x86/hvm/hvm.c `hvm_migrate_pirq`, `irq_set_affinity(desc,
 //!   cpumask_of(v->processor))`);
 //! - if that pCPU runs a vCPU, the vCPU takes an external-interrupt exit (`exit_ext_intr_ns`);
-//!   an idle pCPU takes the interrupt without a VM exit (seed 001 §4.2 a, cases a–c);
+//!   an idle pCPU takes the interrupt without a VM exit (seed 001 §4.2 a, cases a–c). The
+//!   exit is handled first, in either tasklet mode: `vmx_vmexit_handler` ->
+//!   EXIT_REASON_EXTERNAL_INTERRUPT -> `vmx_do_extint` -> `do_IRQ` -> `hvm_do_IRQ_dpci` ->
+//!   `tasklet_schedule` only queues the tasklet and raises a softirq (xen/arch/x86/hvm/vmx/vmx.c);
+//!   the softirqs (SCHEDULE, TASKLET) run on the way back to the guest, `do_softirq` before
+//!   VM entry (xen/arch/x86/hvm/vmx/entry.S `.Lvmx_process_softirqs`). So the tasklet work
+//!   waits for the hypervisor work the interrupted vCPU owes (`hv_work_ends`), which that vCPU
+//!   pays on its own time before the scheduler call (`tasklets_after_exit`);
 //! - the tasklet costs `dpci_tasklet_ns` of hypervisor time and then delivers the virtual
 //!   interrupt through `deliver_irq` (injected directly if the target runs on this pCPU; an
 //!   IPI and an exit if it runs elsewhere; a wake-up if it is halted; pending if queued);
 //! - where the tasklet runs is the scheduler's `tasklet_mode()`:
 //!   - `IdleVcpu` (Xen 4.1 tasklets, common/tasklet.c: "run in VCPU context (specifically,
-//!     the idle VCPU's context)"): the scheduler is called with `Reason::Tasklet`, re-queues
+//!     the idle VCPU's context)"): once the exit is handled, the scheduler is called with
+//!     `Reason::Tasklet` (SCHEDULE_SOFTIRQ raised by `tasklet_enqueue`), re-queues
 //!     the interrupted vCPU and switches to the idle vCPU (a scheduler call and a context
 //!     switch, `world_switch_ns`); the idle vCPU runs the queued tasklets one after another
 //!     (`do_tasklet`), then raises SCHEDULE_SOFTIRQ again: a second scheduler call that picks
@@ -24,7 +32,10 @@
 //!     idle vCPU already running: a scheduler call (`sched_call_ns`) and no switch. Either
 //!     way the idle vCPU runs the tasklets at BOOST priority, so the pCPU is not one of
 //!     credit's idlers meanwhile, and a vCPU woken onto it tickles an idle pCPU instead
-//!     (`hv/sched/credit.rs`, `tasklet_boost`);
+//!     (`hv/sched/credit.rs`, `tasklet_boost`). Order on a busy pCPU: exit, switch to the
+//!     idle vCPU, tasklets, switch out. Until session 14 the model called the scheduler at
+//!     the interrupt and left the exit's handling owed by the interrupted vCPU, paid when it
+//!     next ran: the tasklet ran `exit_ext_intr_ns` too early;
 //!   - `Softirq` (seed 001 §5.2: "running in either virtual CPU context or in softirq
 //!     context"; Xen `softirq_tasklet_init`): the tasklet runs in softirq context when the
 //!     exit's handling ends (`do_softirq` on the way back to the guest), on the interrupted
@@ -40,7 +51,12 @@
 //!   reschedule request for it waits until the tasklets are done.
 //!
 //! Leaves out: Xen's one tasklet per domain that drains all of the domain's pending pirqs in
-//! one run (here one tasklet run per interrupt); interrupt coalescing in the NIC.
+//! one run (here one tasklet run per interrupt); interrupt coalescing in the NIC; a second
+//! device interrupt during the exit's handling is charged as another exit (in Xen it is
+//! taken in the hypervisor); a scheduler call that another event makes during the exit's
+//! handling (a slice end, a reschedule IPI at the same instant) is a call of its own, and
+//! the idle-vCPU switch then waits for the hypervisor work of whatever it dispatched (Xen
+//! handles both pending softirqs in one `schedule()`).
 
 use std::collections::VecDeque;
 
@@ -122,31 +138,50 @@ impl World {
                 self.advance(x);
                 self.owe_hv(x, Some(ExitReason::ExtIntr), tasklet_ns);
                 self.arm_exec(x);
-                let at = self.hv_work_ends(p).unwrap_or(now);
-                self.q.arm(&mut self.pcpus[p].tasklet.timer, at, Ev::TaskletDone(p));
+                self.tasklets_after_exit(p);
             }
             (TaskletMode::Softirq, None) => {
                 let at = now + self.hv_cost_ns(p, tasklet_ns);
                 self.start_tasklets(p, at)
             }
-            (TaskletMode::IdleVcpu, Some(_)) => {
-                self.schedule(p, Reason::Tasklet);
-                debug_assert!(self.pcpus[p].cur.is_none(), "tasklet work must run in the idle vCPU");
-                self.pcpus[p].tasklet.after_exit = true;
-                // The switch to the idle vCPU: full, or lazy (`hv::lazy_switch`).
-                let switch_ns = self.switch_cost_ns(p, None);
-                let at = now + self.hv_cost_ns(p, switch_ns + tasklet_ns);
-                self.start_tasklets(p, at);
-            }
-            (TaskletMode::IdleVcpu, None) => {
-                // SCHEDULE_SOFTIRQ on the idle vCPU: the scheduler runs and keeps the idle vCPU,
-                // now at BOOST for the tasklet work (4.1 `csched_schedule`), so no longer idle.
-                self.schedule(p, Reason::Tasklet);
-                debug_assert!(self.pcpus[p].cur.is_none());
-                let at = now + self.hv_cost_ns(p, self.costs.sched_call_ns + tasklet_ns);
-                self.start_tasklets(p, at);
-            }
+            (TaskletMode::IdleVcpu, _) => self.idle_vcpu_tasklets(p),
         }
+    }
+
+    /// The queued tasklets of pCPU `p` run when the hypervisor work it does for its current
+    /// vCPU (the external-interrupt exit's handling) ends: the SCHEDULE and TASKLET softirqs
+    /// are handled on the way back to the guest (`do_softirq` before VM entry, Xen
+    /// xen/arch/x86/hvm/vmx/entry.S `.Lvmx_process_softirqs`). A tasklet queued meanwhile
+    /// joins them: the timer moves to the new end.
+    fn tasklets_after_exit(&mut self, p: PcpuId) {
+        let at = self.hv_work_ends(p).unwrap_or(self.now());
+        self.q.arm(&mut self.pcpus[p].tasklet.timer, at, Ev::TaskletDone(p));
+    }
+
+    /// Idle-vCPU tasklets (Xen 4.1) queued on pCPU `p`: once the running vCPU's exit handling
+    /// is done (`tasklets_after_exit`), SCHEDULE_SOFTIRQ calls the scheduler, which switches to
+    /// the idle vCPU; the idle vCPU then runs the tasklets. On an idle pCPU the scheduler
+    /// call keeps the idle vCPU.
+    fn idle_vcpu_tasklets(&mut self, p: PcpuId) {
+        if self.hv_work_ends(p).is_some() {
+            return self.tasklets_after_exit(p);
+        }
+        let now = self.now();
+        let tasklet_ns = self.costs.dpci_tasklet_ns;
+        let from_vcpu = self.pcpus[p].cur.is_some();
+        self.schedule(p, Reason::Tasklet);
+        debug_assert!(self.pcpus[p].cur.is_none(), "tasklet work must run in the idle vCPU");
+        let call_ns = if from_vcpu {
+            self.pcpus[p].tasklet.after_exit = true;
+            // The switch to the idle vCPU: full, or lazy (`hv::lazy_switch`).
+            self.switch_cost_ns(p, None)
+        } else {
+            // SCHEDULE_SOFTIRQ on the idle vCPU: the scheduler runs and keeps the idle vCPU,
+            // now at BOOST for the tasklet work (4.1 `csched_schedule`), so no longer idle.
+            self.costs.sched_call_ns
+        };
+        let at = now + self.hv_cost_ns(p, call_ns + tasklet_ns);
+        self.start_tasklets(p, at);
     }
 
     /// The pCPU (without a vCPU) starts running its queued tasklets; the first ends at `at`.
@@ -175,7 +210,11 @@ impl World {
     /// back to the scheduler.
     pub(crate) fn tasklet_done(&mut self, p: PcpuId) {
         if self.pcpus[p].tasklet.busy_since.is_none() {
-            return self.softirq_tasklets_done(p);
+            // The exit whose handling the tasklets waited for is done (`tasklets_after_exit`).
+            return match self.tasklet_mode() {
+                TaskletMode::Softirq => self.softirq_tasklets_done(p),
+                TaskletMode::IdleVcpu => self.idle_vcpu_tasklets(p),
+            };
         }
         if let Some((t, w)) = self.pcpus[p].tasklet.queue.pop_front() {
             self.tasklet_deliver(p, t, w);
@@ -436,6 +475,87 @@ workloads = [{ kind = "hog" }]
         // `__do_softirq` loop, at the end of the exit (1.5 µs) and tasklet (1 µs); pCPU 1
         // needs the event-check IPI (1 µs) after the tasklet's wake-up and finds nothing.
         assert_eq!(softirq_wake_beside_a_busy_pcpu(), (RunState::Running(0), 0));
+    }
+
+    /// One pCPU, Xen 4.1's credit, idle-vCPU tasklets, with or without the lazy switch: a
+    /// pass-through 1-vCPU server VM (vCPU 0, one request per second) halted, and a hog (vCPU
+    /// 1) running. One device interrupt for the server at 25 ms lands on the hog's pCPU.
+    /// Returns (the ns from the interrupt to the server's dispatch; the hog's hypervisor ns,
+    /// paid and owed, since the interrupt when it is switched out, and of those still owed
+    /// then; its hypervisor ns since the interrupt 200 µs later, once it ran again; the hog's
+    /// external-interrupt exits since the interrupt).
+    fn idle_vcpu_tasklet_beside_a_running_vcpu(lazy: bool) -> (u64, (u64, u64), u64, u64) {
+        let text = format!(
+            r#"
+duration_ms = 50
+[host]
+cores_per_socket = 1
+[hypervisor]
+params = {{ tasklet = "idle_vcpu", ratelimit_us = 0, lazy_context_switch = {lazy}, wake = "xen41" }}
+[[vms]]
+vcpus = 1
+io_path = "passthrough"
+workloads = [{{ kind = "server", role = "web", rate_per_s = 1.0 }}]
+[[vms]]
+vcpus = 1
+workloads = [{{ kind = "hog" }}]
+"#
+        );
+        let sc = from_toml_str(&text).expect("scenario parses");
+        let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+        let t0 = 25 * NS_PER_MS;
+        s.run_until(t0).unwrap();
+        let hog_hv = |s: &mut Simulation| {
+            let v = &s.world().vcpus[1];
+            v.t.hv + v.hv_debt_ns
+        };
+        let ext = |s: &mut Simulation| s.world().vcpus[1].exits[ExitReason::ExtIntr.index()];
+        let (hv0, ext0, dispatches0) = {
+            let w = s.world();
+            let setup = (w.vcpus[0].run, w.vcpus[1].run);
+            if setup != (RunState::Blocked, RunState::Running(0)) {
+                panic!("setup: server vCPU halted, the hog running on pCPU 0: {setup:?}");
+            }
+            let before = (w.vcpus[1].t.hv + w.vcpus[1].hv_debt_ns, w.vcpus[1].exits[ExitReason::ExtIntr.index()], w.vcpus[0].dispatches);
+            w.device_interrupt(0, IrqWork { left_ns: 1000, action: IrqAction::Nothing, sent_at: t0 });
+            before
+        };
+        // Step 1 ns at a time to the server's dispatch; note the hog's time when it leaves.
+        let mut hog_out = None;
+        let mut t = t0;
+        while s.world().vcpus[0].dispatches == dispatches0 {
+            assert!(t < t0 + 100 * NS_PER_US, "the server is dispatched within 100 µs");
+            t += 1;
+            s.run_until(t).unwrap();
+            if hog_out.is_none() && s.world().vcpus[1].run != RunState::Running(0) {
+                let v = &s.world().vcpus[1];
+                hog_out = Some((v.t.hv + v.hv_debt_ns - hv0, v.hv_debt_ns));
+            }
+        }
+        s.run_until(t0 + 200 * NS_PER_US).unwrap();
+        assert_eq!(s.world().vcpus[1].run, RunState::Running(0), "the hog runs again");
+        (t - t0, hog_out.expect("the hog was switched out"), hog_hv(&mut s) - hv0, ext(&mut s) - ext0)
+    }
+
+    #[test]
+    fn an_idle_vcpu_tasklet_starts_after_the_interrupted_vcpus_exit_handling() {
+        let c = crate::host::CostParams::default();
+        // Xen handles the external-interrupt exit first (vmx_vmexit_handler -> vmx_do_extint
+        // -> do_IRQ -> hvm_do_IRQ_dpci -> tasklet_schedule) and runs SCHEDULE_SOFTIRQ on the
+        // way back to the guest (entry.S `.Lvmx_process_softirqs`): the exit (1 500 ns), the
+        // switch to the idle vCPU (full: 2 740 ns; lazy: the scheduler path, 500 ns), the
+        // tasklet (1 000 ns), whose wake-up puts the server (BOOST) first for the scheduler
+        // call after the tasklets: 5 240 ns full, 3 000 ns lazy. The hog paid its exit before
+        // it left (1 500 ns, nothing owed), and after it ran again only the switch back was
+        // added (full 2 740 ns; lazy: the server's state was loaded since, a full switch too).
+        for lazy in [false, true] {
+            let switch_ns = if lazy { c.sched_call_ns } else { c.world_switch_ns };
+            let (dispatch_after, hog_out, hog_later, exits) = idle_vcpu_tasklet_beside_a_running_vcpu(lazy);
+            assert_eq!(dispatch_after, c.exit_ext_intr_ns + switch_ns + c.dpci_tasklet_ns, "lazy {lazy}");
+            assert_eq!(hog_out, (c.exit_ext_intr_ns, 0), "lazy {lazy}: the hog's exit handling is done when it leaves");
+            assert_eq!(hog_later, c.exit_ext_intr_ns + c.world_switch_ns, "lazy {lazy}: the exit is not charged again");
+            assert_eq!(exits, 1, "lazy {lazy}");
+        }
     }
 
     /// Hypervisor ns by VM exit (`Pcpu::hv_by_exit_ns`) that one device interrupt adds on
