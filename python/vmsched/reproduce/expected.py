@@ -326,8 +326,13 @@ GAPS: dict[str, dict[str, str]] = {
             "there, 0.364), while its web answers faster (0.347 against 0.689). A scratch run (CSRC at 9 "
             "tiles, seeds 1-8, a diagnostic only) gives mail 0.476 ms with the rate criterion alone, 0.474 "
             "with the minimum run alone and 0.370 with both off, as softirq tasklets. The peaks' noise bands "
-            "overlap (6.72-9.12 and 7.37-8.14), so their order is within the seeds' noise. Session 14: held "
-            "in full mode (0.8 %), failed in quick mode (-0.4 %)",
+            "overlap (6.72-9.12 and 7.37-8.14), but the order is not the seeds' noise: over seeds 9-16 "
+            "(scratch, the same loads, a diagnostic only) the peaks are 8.82 and 8.18 tiles and CSRC makes "
+            "10.4 % more switches and 12.2 % more scheduler calls there. CSRC's mail rises steeply from 8 "
+            "to 9 tiles (0.358 to 0.476 ms) where softirq tasklets' barely does (0.359 to 0.370), against a "
+            "limit near both: the original's mail stays within 0.34-0.39 ms from 7.5 to 9.5 tiles (0.373 at "
+            "8, 0.384 at 8.5, 0.364 at 9; scratch, seeds 1-8). Session 14: held in full mode (0.8 %), failed "
+            "in quick mode (-0.4 %)",
         "CSRC leaves scheduler calls nearly unchanged (within 5 %)":
             "fails in both modes: CSRC makes 6.9 % more scheduler calls than softirq tasklets at the "
             "compliant peaks (quick 13.1 %), for the reason given under 'CSRC cuts context switches "
