@@ -137,10 +137,25 @@ S003 = "003_4dc0d6f8eb99c3eb.txt"
 SCHEDULERS = ("credit", "dp")
 
 
+#: Xen 3.4's lazy context switch (session 15; docs/policies.md ## lazy_context_switch,
+#: hv/lazy_switch.rs). Xen 3.4.4's xen/arch/x86/domain.c (huddy1985/xen-3.4.4, read for the
+#: seed's 3.4.3): ``context_switch(prev, next)`` skips ``__context_switch`` (save the state of
+#: ``per_cpu(curr_vcpu, cpu)``, load ``next``'s, ``write_ptbase``) ``if ( (per_cpu(curr_vcpu,
+#: cpu) == next) || is_idle_vcpu(next) )``; a state held lazily elsewhere
+#: is saved by that pCPU's ``__sync_lazy_execstate`` from the flush IPI (``flush_tlb_mask`` of
+#: ``next->vcpu_dirty_cpumask``). Arch code, so credit and DP alike. The costs are the host's
+#: defaults, not fitted (the seed's figures carry no numbers; docs/model.md): a full switch
+#: ``world_switch_ns`` 2,740 ns (seed 001's Table 1 share as if every switch were full), a lazy
+#: one ``sched_call_ns`` 500 ns (an estimate, the scheduler path alone), the flush IPI
+#: ``phys_ipi_ns`` 1,000 ns (an estimate).
+XEN34_PARAMS: dict[str, Any] = {"lazy_context_switch": True}
+
+
 def library(name: str, scheduler: str) -> dict:
     """A library scenario under `scheduler`, keeping its hypervisor params (Xen 3.4's credit:
     no rate limits, ``wake = "xen34"``), which ``dp`` takes too: a run whose scheduler
-    override differs from the scenario's would drop them. The run ends when the benchmark VM
+    override differs from the scenario's would drop them; both switch lazily as Xen 3.4 does
+    (:data:`XEN34_PARAMS`). The run ends when the benchmark VM
     has finished (``stop = "finite_done"``, docs/scenarios.md): every figure here is the
     benchmark's own, so the competing VM, which runs forever, is not simulated beyond it
     (session 12; the figures are bit-identical with and without, the runs far shorter); the
@@ -149,6 +164,7 @@ def library(name: str, scheduler: str) -> dict:
 
     d = vmsched.Scenario.from_file(str(Path(vmsched.scenarios_dir()) / f"{name}.toml")).to_dict()
     d["hypervisor"]["scheduler"] = scheduler
+    d["hypervisor"]["params"] = {**d["hypervisor"].get("params", {}), **XEN34_PARAMS}
     d["stop"] = "finite_done"
     return d
 

@@ -7,7 +7,9 @@ a sibling waiting on another pCPU). Which vmsched pieces make up "credit", "Flex
 FlexW moves from the controller into credit's accounting.
 
 Nothing is fitted: the slides give no baseline (credit) numbers to fit to; the workloads are
-the library's (``scenarios/flex-fairness.toml``, ``scenarios/flex-parallel.toml``).
+the library's (``scenarios/flex-fairness.toml``, ``scenarios/flex-parallel.toml``). Since
+session 15 every Xen host here switches lazily as Xen does (:data:`XEN_HOST_PARAMS`,
+docs/policies.md ## lazy_context_switch), at the host's default switch costs.
 
 The seed's "balance+cap" is the balance scheduling of the work the slides cite for it
 ("Balance+cap+CO - [Sukwong-Eurosys11]"), which Sukwong & Kim built on KVM: the balance rule
@@ -38,16 +40,32 @@ XEN = (False, False)
 FLEXW = (True, False)
 FLEX = (True, True)
 
+#: Hypervisor parameters of every Xen host here (credit, FlexW, FlexS, and balance over credit;
+#: not balance over cfs, Sukwong & Kim's KVM host, where cfs has no such option).
+#: Xen switches lazily (session 15; docs/policies.md ## lazy_context_switch, hv/lazy_switch.rs):
+#: ``context_switch`` in xen/arch/x86/domain.c runs ``__context_switch`` (save the state the pCPU
+#: holds, load the next vCPU's, switch page tables) only when the next vCPU is not the idle
+#: vCPU and is not the one whose state the pCPU still holds (``per_cpu(curr_vcpu, cpu)``). Read
+#: in Xen 3.4.4 (huddy1985/xen-3.4.4 xen/arch/x86/domain.c) and 4.2.2 (lostzoumo/xen-4.2.2,
+#: session 14): the same logic, arch code under every scheduler, so whichever Xen the slides
+#: ran ("Implement Flex in Xen's credit scheduler", no version named; Flex is PPoPP'14) had it.
+#: The costs are the host defaults, not fitted (the slides give no baseline to fit to;
+#: docs/model.md): a full switch ``world_switch_ns`` 2,740 ns (seed 001's Table 1 share as if
+#: every switch were full), a lazy one ``sched_call_ns`` 500 ns (an estimate, the scheduler path
+#: alone), a state held on another pCPU its flush IPI ``phys_ipi_ns`` 1,000 ns (an estimate).
+XEN_HOST_PARAMS: dict[str, Any] = {"lazy_context_switch": True}
+
 
 def flex_policy(scenario: Mapping[str, Any], flexw: bool, flexs: bool) -> dict:
     """``scenario`` under Xen credit, with FlexW and/or FlexS switched on.
 
     The one place that maps the seed's variants to vmsched: FlexW runs inside credit's
     accounting (credit parameter ``flexw``, seed gain 1); FlexS is the scheduler ``flex``
-    (credit + FlexW + spin detection and sibling switching; ``flexw = false`` turns FlexW off)."""
+    (credit + FlexW + spin detection and sibling switching; ``flexw = false`` turns FlexW off).
+    Every variant runs on a Xen host (:data:`XEN_HOST_PARAMS`)."""
     d = copy.deepcopy(dict(scenario))
     d["hypervisor"] = dict(d.get("hypervisor", {}), scheduler="flex" if flexs else "credit",
-                           params={"flexw": bool(flexw)})
+                           params={**XEN_HOST_PARAMS, "flexw": bool(flexw)})
     d.pop("controller", None)
     return d
 
@@ -246,7 +264,7 @@ def _mix_runs(quick: bool) -> list[Run]:
     balance_cap = mix(quick, MIX_CAP_PCT)
     balance_cap["hypervisor"] = {"scheduler": "balance", "params": {"host": "cfs"}}
     balance_credit_cap = mix(quick, MIX_CAP_PCT)
-    balance_credit_cap["hypervisor"] = {"scheduler": "balance", "params": {"host": "credit"}}
+    balance_credit_cap["hypervisor"] = {"scheduler": "balance", "params": {**XEN_HOST_PARAMS, "host": "credit"}}
     scenarios = {"xen": flex_policy(m, *XEN), "flexw": flex_policy(m, *FLEXW), "flex": flex_policy(m, *FLEX),
                  "xen-cap": flex_policy(mix(quick, MIX_CAP_PCT), *XEN), "balance-cap": balance_cap,
                  "balance-credit-cap": balance_credit_cap}
