@@ -11,7 +11,7 @@ by array size (Fig. 6), EPCC running time by thread count (Fig. 7), IMB Sendrecv
 speed by message size (Figs. 8, 9), under ``credit`` and ``dp``. Both run on the credit of the
 seed's hypervisor ("Xen 3.4.3", §5.1): the scenarios' ``wake = "xen34"`` with no rate limits
 (docs/policies.md ## credit_wake), kept for ``dp`` by setting the scenario's scheduler rather
-than overriding it.
+than overriding it, and Xen 3.4's lazy context switch (session 15, :data:`XEN34_PARAMS`).
 
 Set-up read from §5.3's text and the programs it names (session 11; readings chosen on the
 text and the sources, not on results):
@@ -100,17 +100,23 @@ text and the sources, not on results):
   within an L2, 200-400 across dies; docs/policies.md ## dp) DP / credit stays 0.96-1.01.
 
 The seed's figures carry no numbers in its text, so every result here is directional and
-nothing is fitted. Full mode, session 12's final main (``vmsched reproduce --all -j 2``: the
-refill fix, hv/machine.rs ``busy_now``; no pause-loop exiting, which the seed's host does not
-have: paravirtualised guests on Xeon 5405s, ``dp-epcc.toml``; Xen 3.4's credit reset to 0
-above 300, ``hv/sched/credit.rs``), DP / credit: STREAM best rate 1.11, 1.11, 1.08, 1.06,
-1.10, 1.09 at 1-32 MiB (run mean per thread 2.06, 2.00, 1.83, 1.74, 1.54, 1.42). EPCC
-(syncbench 2.0's run length), credit vs DP: suite 2442 vs 2415, 3224 vs 3222, 5347 vs 5184,
-52592 vs 18250 ms at 2, 4, 6, 8 threads; DP is far ahead at 8 threads (mostly in the
-reduction loop, where credit's preempted spinning teams wait longest). IMB, DP / credit:
-Sendrecv 1.000, 1.04, 0.959 at 1, 16, 128 KiB, Exchange 1.000, 0.941, 0.967. Five of the
-seven claims hold, STREAM's three and EPCC's two; the reasons for IMB's are in
-``expected.GAPS``. Every run ends when the benchmark VM finishes (``library``; the figures
+nothing is fitted. Full mode, session 15 (``vmsched reproduce dp-stream dp-epcc dp-imb -j
+1``) with Xen 3.4's lazy context switch (:data:`XEN34_PARAMS`), after session 12's refill fix
+(hv/machine.rs ``busy_now``), with no pause-loop exiting, which the seed's host does not
+have (paravirtualised guests on Xeon 5405s, ``dp-epcc.toml``), and Xen 3.4's credit reset to 0
+above 300 (``hv/sched/credit.rs``), DP / credit: STREAM best rate 1.11, 1.11, 1.08, 1.06,
+1.10, 1.09 at 1-32 MiB (run mean per thread 2.06, 2.00, 1.83, 1.74, 1.54, 1.42; bit-identical
+to before the lazy switch: the team spins at its barriers and the pCPUs do not idle). EPCC
+(syncbench 2.0's run length), credit vs DP: suite 2436 vs 2431, 3210 vs 3240, 5362 vs 5212,
+52538 vs 18242 ms at 2, 4, 6, 8 threads; DP is far ahead at 8 threads (mostly in the
+reduction loop, where credit's preempted spinning teams wait longest) and level with credit
+at 2-6 (the 4-thread gap, -30 ms, is 1.5 standard errors of the per-seed gaps, which run from
+-220 to 94 ms). IMB, DP / credit: Sendrecv 1.000, 1.003, 1.008 at 1, 16, 128 KiB, Exchange
+1.000, 0.940, 0.950. Five of the seven claims hold, STREAM's three and EPCC's two; the
+reasons for IMB's are in ``expected.GAPS``. Before the lazy switch (session 15; session 12's
+final main, ``vmsched reproduce --all -j 2``): STREAM the same; EPCC 2442 vs 2415, 3224 vs
+3222, 5347 vs 5184, 52592 vs 18250 ms; IMB Sendrecv 1.000, 1.04, 0.959, Exchange 1.000,
+0.941, 0.967. Every run ends when the benchmark VM finishes (``library``; the figures
 are identical to runs to the horizon). Before (session 11's final main, with PLE and the
 stale refill read): STREAM 1.12, 1.11, 1.08, 1.06, 1.05, 1.08; EPCC 2378 vs 2422, 2532 vs
 2831, 4569 vs 4879, 49302 vs 15692 ms (DP behind at 2-6 threads because PLE's yields let
