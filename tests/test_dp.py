@@ -202,7 +202,7 @@ def test_dp_imb_runs_each_message_size_as_many_times_as_imb_3():
 def test_dp_xen_3_4_hosts_switch_lazily():
     # Xen 3.4's context_switch (xen/arch/x86/domain.c, read in 3.4.4) skips __context_switch
     # when the next vCPU is the idle vCPU or the one whose state the pCPU still holds, under
-    # credit and DP alike (dp.XEN34_PARAMS). IMB Sendrecv at 1 KiB: 8 ranks that block in every
+    # credit and DP alike (core.XEN_HOST_PARAMS). IMB Sendrecv at 1 KiB: 8 ranks that block in every
     # receive (ch3:sock's poll()), so a pCPU often idles and wakes the rank it held; each such
     # pair is two lazy switches, and the counts split every switch into full and lazy
     # (results.md: state_switches + lazy_switches = context_switches with the option on).

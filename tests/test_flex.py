@@ -8,7 +8,7 @@ from vmsched.reproduce import flex
 def test_flex_xen_hosts_switch_lazily_and_the_kvm_host_does_not():
     # Every run of the family is a Xen host (credit, FlexW, FlexS, balance over credit), whose
     # context_switch skips the state switch to the idle vCPU and back to the vCPU whose state
-    # the pCPU holds (Xen 3.4.4 / 4.2.2 xen/arch/x86/domain.c; flex.XEN_HOST_PARAMS), except
+    # the pCPU holds (Xen 3.4.4 / 4.2.2 xen/arch/x86/domain.c; core.XEN_HOST_PARAMS), except
     # balance+cap over cfs, Sukwong & Kim's KVM host, where cfs has no such option.
     for quick in (True, False):
         for repro in flex.REPRODUCTIONS:

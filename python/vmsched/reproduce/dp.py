@@ -11,7 +11,7 @@ by array size (Fig. 6), EPCC running time by thread count (Fig. 7), IMB Sendrecv
 speed by message size (Figs. 8, 9), under ``credit`` and ``dp``. Both run on the credit of the
 seed's hypervisor ("Xen 3.4.3", §5.1): the scenarios' ``wake = "xen34"`` with no rate limits
 (docs/policies.md ## credit_wake), kept for ``dp`` by setting the scenario's scheduler rather
-than overriding it, and Xen 3.4's lazy context switch (session 15, :data:`XEN34_PARAMS`).
+than overriding it, and Xen 3.4's lazy context switch (session 15, :data:`XEN_HOST_PARAMS`).
 
 Set-up read from §5.3's text and the programs it names (session 11; readings chosen on the
 text and the sources, not on results):
@@ -101,7 +101,7 @@ text and the sources, not on results):
 
 The seed's figures carry no numbers in its text, so every result here is directional and
 nothing is fitted. Full mode, session 15 (``vmsched reproduce dp-stream dp-epcc dp-imb -j
-1``) with Xen 3.4's lazy context switch (:data:`XEN34_PARAMS`), after session 12's refill fix
+1``) with Xen 3.4's lazy context switch (:data:`XEN_HOST_PARAMS`), after session 12's refill fix
 (hv/machine.rs ``busy_now``), with no pause-loop exiting, which the seed's host does not
 have (paravirtualised guests on Xeon 5405s, ``dp-epcc.toml``), and Xen 3.4's credit reset to 0
 above 300 (``hv/sched/credit.rs``), DP / credit: STREAM best rate 1.11, 1.11, 1.08, 1.06,
@@ -137,31 +137,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .core import Claim, Quantity, Reproduction, Run, trimmed_mean
+from .core import XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run, trimmed_mean
 
 S003 = "003_4dc0d6f8eb99c3eb.txt"
 SCHEDULERS = ("credit", "dp")
-
-
-#: Xen 3.4's lazy context switch (session 15; docs/policies.md ## lazy_context_switch,
-#: hv/lazy_switch.rs). Xen 3.4.4's xen/arch/x86/domain.c (huddy1985/xen-3.4.4, read for the
-#: seed's 3.4.3): ``context_switch(prev, next)`` skips ``__context_switch`` (save the state of
-#: ``per_cpu(curr_vcpu, cpu)``, load ``next``'s, ``write_ptbase``) ``if ( (per_cpu(curr_vcpu,
-#: cpu) == next) || is_idle_vcpu(next) )``; a state held lazily elsewhere
-#: is saved by that pCPU's ``__sync_lazy_execstate`` from the flush IPI (``flush_tlb_mask`` of
-#: ``next->vcpu_dirty_cpumask``). Arch code, so credit and DP alike. The costs are the host's
-#: defaults, not fitted (the seed's figures carry no numbers; docs/model.md): a full switch
-#: ``world_switch_ns`` 2,740 ns (seed 001's Table 1 share as if every switch were full), a lazy
-#: one ``sched_call_ns`` 500 ns (an estimate, the scheduler path alone), the flush IPI
-#: ``phys_ipi_ns`` 1,000 ns (an estimate).
-XEN34_PARAMS: dict[str, Any] = {"lazy_context_switch": True}
 
 
 def library(name: str, scheduler: str) -> dict:
     """A library scenario under `scheduler`, keeping its hypervisor params (Xen 3.4's credit:
     no rate limits, ``wake = "xen34"``), which ``dp`` takes too: a run whose scheduler
     override differs from the scenario's would drop them; both switch lazily as Xen 3.4 does
-    (:data:`XEN34_PARAMS`). The run ends when the benchmark VM
+    (:data:`XEN_HOST_PARAMS`). The run ends when the benchmark VM
     has finished (``stop = "finite_done"``, docs/scenarios.md): every figure here is the
     benchmark's own, so the competing VM, which runs forever, is not simulated beyond it
     (session 12; the figures are bit-identical with and without, the runs far shorter); the
@@ -170,7 +156,7 @@ def library(name: str, scheduler: str) -> dict:
 
     d = vmsched.Scenario.from_file(str(Path(vmsched.scenarios_dir()) / f"{name}.toml")).to_dict()
     d["hypervisor"]["scheduler"] = scheduler
-    d["hypervisor"]["params"] = {**d["hypervisor"].get("params", {}), **XEN34_PARAMS}
+    d["hypervisor"]["params"] = {**d["hypervisor"].get("params", {}), **XEN_HOST_PARAMS}
     d["stop"] = "finite_done"
     return d
 

@@ -31,7 +31,7 @@ import copy
 from pathlib import Path
 from typing import Any, Mapping
 
-from .core import Claim, Quantity, Reproduction, Run
+from .core import XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run
 
 S002 = "002_4e0f89b222427189.txt"
 
@@ -39,21 +39,6 @@ S002 = "002_4e0f89b222427189.txt"
 XEN = (False, False)
 FLEXW = (True, False)
 FLEX = (True, True)
-
-#: Hypervisor parameters of every Xen host here (credit, FlexW, FlexS, and balance over credit;
-#: not balance over cfs, Sukwong & Kim's KVM host, where cfs has no such option).
-#: Xen switches lazily (session 15; docs/policies.md ## lazy_context_switch, hv/lazy_switch.rs):
-#: ``context_switch`` in xen/arch/x86/domain.c runs ``__context_switch`` (save the state the pCPU
-#: holds, load the next vCPU's, switch page tables) only when the next vCPU is not the idle
-#: vCPU and is not the one whose state the pCPU still holds (``per_cpu(curr_vcpu, cpu)``). Read
-#: in Xen 3.4.4 (huddy1985/xen-3.4.4 xen/arch/x86/domain.c) and 4.2.2 (lostzoumo/xen-4.2.2,
-#: session 14): the same logic, arch code under every scheduler, so whichever Xen the slides
-#: ran ("Implement Flex in Xen's credit scheduler", no version named; Flex is PPoPP'14) had it.
-#: The costs are the host defaults, not fitted (the slides give no baseline to fit to;
-#: docs/model.md): a full switch ``world_switch_ns`` 2,740 ns (seed 001's Table 1 share as if
-#: every switch were full), a lazy one ``sched_call_ns`` 500 ns (an estimate, the scheduler path
-#: alone), a state held on another pCPU its flush IPI ``phys_ipi_ns`` 1,000 ns (an estimate).
-XEN_HOST_PARAMS: dict[str, Any] = {"lazy_context_switch": True}
 
 
 def flex_policy(scenario: Mapping[str, Any], flexw: bool, flexs: bool) -> dict:
