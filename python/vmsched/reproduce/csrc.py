@@ -174,8 +174,10 @@ EXIT_COSTS = ("exit_ext_intr_ns", "exit_hlt_ns", "exit_apic_eoi_ns")
 #:   and the flush (a new VPID/ASID) leaves EPT's own cached entries, so with a few MiB of
 #:   working set a walk adds one or two EPT references, each an L1 or L2 hit on Westmere (4
 #:   and 10 cycles, the same 7-cpu.com page): 23 + 1..2 x (4..10) = 27-43 cycles;
-#: - the middle of that bracket, 40; 23 (native) is its floor and about 105 (the extra
-#:   references in L3, 40 cycles each) a plausible ceiling.
+#: - 40, the single value session 15's reading of these sources gave for the warm-cache
+#:   bracket (about 30-45 cycles; 27-43 by the sum above, so 40 lies in its upper half);
+#:   23 (native) is its floor and about 105 (the extra references in L3, 40 cycles each) a
+#:   plausible ceiling.
 #: Chosen on these sources alone, before any run with it.
 TLB_WALK_CYCLES = 40
 
