@@ -16,3 +16,14 @@ def test_csrc_peak_solve_starts_from_the_calibrated_original_scenario():
         built = tool["build"](tool["P"](), tiles, 3000.0)
         expected = csrc.scenario(tiles, "original", 3000.0)
         assert json.dumps(built, sort_keys=True) == json.dumps(expected, sort_keys=True), tiles
+
+
+def test_csrc_peak_solve_builds_its_points_with_xen41s_tlb_flush_at_the_sourced_walk_cost():
+    # The walk cost is a sourced constant (csrc.TLB_WALK_CYCLES, 40 cycles), not a parameter of
+    # the solve's point: every trial point must flush the guest TLB at a full switch (a walk
+    # cost above 0 turns the flush on, hv/tlb.rs) at that cost, at 1 tile as at the peak.
+    tool = runpy.run_path(str(SOLVE), run_name="not_main")
+    assert csrc.TLB_WALK_CYCLES == 40
+    for tiles in (1, 9):
+        built = tool["build"](tool["P"](alpha=0.5, beta=0.4), tiles, 3000.0)
+        assert built["host"]["costs"]["tlb_walk_cycles"] == 40, tiles

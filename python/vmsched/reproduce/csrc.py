@@ -20,7 +20,8 @@ seed's peak only: 26,551 context switches per pCPU-second (Table 1) and 92 % CPU
 socket's LLC) to the original's CPI and LLC miss-rate growth from 1 to 9 tiles (§4.1, Figures
 7-8); since session 14 with the TLB pressure too (hv/tlb.rs: the translations active on each
 pCPU's second-level TLB) and the TLB's growth (Figure 8), the LLC's exponent fitted within the
-power law's range. Since session 13 also, on the original at the peak, the hypervisor's handling costs of
+power law's range; since session 15 with Xen 4.1's flush of the guest TLB at every full context
+switch, whose walk cost (``TLB_WALK_CYCLES``, 40 cycles) is a sourced constant, not fitted. Since session 13 also, on the original at the peak, the hypervisor's handling costs of
 external-interrupt, HLT and APIC-access (EOI) exits (``csrc.host.exit_*``) to its cycles by VM
 exit (§4.2, Figure 9; hv/machine.rs counts hypervisor time by the exit it is handled in), and
 the requests' I/O wait (``csrc.specvirt.disk_us``) to the original's response at 1 tile (Figure
@@ -159,6 +160,28 @@ PRESET_WORKING_SET_KIB = {"web": 1024, "mail": 1024, "app": 2048, "db": 2048, "i
 #: Host costs per VM exit fitted to Figure 9 (``calibration.toml`` ``csrc.host.<name>``).
 EXIT_COSTS = ("exit_ext_intr_ns", "exit_hlt_ns", "exit_apic_eoi_ns")
 
+#: Cycles per guest TLB-miss page walk after Xen 4.1's flush at a full context switch
+#: (``host.costs.tlb_walk_cycles``, hv/tlb.rs; docs/model.md, TLB pressure). A SOURCED host
+#: constant, derived, not measured, and not fitted (session 15): no measured cycle count of a
+#: two-dimensional (EPT) walk on Nehalem or Westmere was found. Derivation:
+#: - a native walk whose upper page-structure entries are cached costs 23 cycles, measured on
+#:   a Xeon X5650, Westmere-EP, the seed's X5680's die (7-cpu.com/cpu/Westmere.html, "1 GB
+#:   pages mode": "Miss penalty = 23 cycles");
+#: - under EPT a walk adds the references to the guest-physical translations (up to 24
+#:   references against 4 for 4-level guest and EPT tables: Bhargava, Serebrin, Spadini,
+#:   Manne, ASPLOS 2008; Yaniv & Tsafrir, SIGMETRICS 2016), but Xen maps the guest-physical
+#:   space with host superpages by default (xen/arch/x86/mm/p2m.c: opt_hap_1gb = 1,
+#:   opt_hap_2mb = 1, "default on"; read in stored 4.x-era copies, not the 4.1.0 file itself)
+#:   and the flush (a new VPID/ASID) leaves EPT's own cached entries, so with a few MiB of
+#:   working set a walk adds one or two EPT references, each an L1 or L2 hit on Westmere (4
+#:   and 10 cycles, the same 7-cpu.com page): 23 + 1..2 x (4..10) = 27-43 cycles;
+#: - 40, the single value session 15's reading of these sources gave for the warm-cache
+#:   bracket (about 30-45 cycles; 27-43 by the sum above, so 40 lies in its upper half);
+#:   23 (native) is its floor and about 105 (the extra references in L3, 40 cycles each) a
+#:   plausible ceiling.
+#: Chosen on these sources alone, before any run with it.
+TLB_WALK_CYCLES = 40
+
 #: The three sub-workloads whose response times SPECvirt_sc2010 combines (geometric mean,
 #: seed §4.1): SPECweb (web), SPECmail (mail), SPECjAppServer (app).
 QOS_ROLES = ("web", "mail", "app")
@@ -238,13 +261,16 @@ def scenario(tiles: int, config: str, duration_ms: float,
     # hypervisor's part "is caused by both PL and CPI").
     # The TLB pressure (hv/tlb.rs, session 14): a core's STLB (512 entries, the scenario's
     # host default) with its stall ratio and the power law's exponent fitted with the LLC's
-    # to the original's CPI, LLC and TLB miss growths (Figures 7-8).
+    # to the original's CPI, LLC and TLB miss growths (Figures 7-8). Since session 15 with
+    # Xen 4.1's guest TLB flush at every full context switch, its walks at the sourced
+    # TLB_WALK_CYCLES (not fitted; derivation above).
     sc["host"]["costs"] = dict(sc["host"]["costs"],
                                llc_stall_at_capacity_ratio=fitted("csrc.host.llc_stall_at_capacity_ratio"),
                                llc_window_ns=round(fitted("csrc.host.llc_window_ns")),
                                llc_miss_exponent=fitted("csrc.host.llc_miss_exponent"),
                                tlb_stall_at_capacity_ratio=fitted("csrc.host.tlb_stall_at_capacity_ratio"),
                                tlb_miss_exponent=fitted("csrc.host.tlb_miss_exponent"),
+                               tlb_walk_cycles=TLB_WALK_CYCLES,
                                hv_costs_reference_cpi=fitted("csrc.host.hv_costs_reference_cpi"),
                                world_switch_ns=round(fitted("csrc.host.world_switch_ns")),
                                **{k: round(fitted(f"csrc.host.{k}")) for k in EXIT_COSTS})
@@ -819,7 +845,9 @@ FIG15_17 = Reproduction(
           "each workload must meet its own QoS limit (seed §2.3), and the original's peak is "
           "the one point known to meet them all. Since session 12 guest compute's CPI grows with "
           "the footprint active on each socket's LLC (hv/llc.rs), since session 14 also with "
-          "the translations active on each pCPU's TLB (hv/tlb.rs), fitted on the original alone "
+          "the translations active on each pCPU's TLB (hv/tlb.rs), since session 15 with Xen "
+          "4.1's flush of the guest TLB at every full context switch, its walks at a sourced 40 "
+          "cycles (TLB_WALK_CYCLES, derived, not fitted), fitted on the original alone "
           "to its CPI, LLC and TLB miss growths from 1 to 9 tiles (Figures 7-8; CPI and misses count "
           "the threads' cache refills, as a processor's counters would); the CPI, LLC and TLB "
           "savings of tasklets and CSRC (Figure 19) come out of the simulation. They depend on "
@@ -836,7 +864,9 @@ FIG15_17 = Reproduction(
           "the hypervisor's costs per event (world switch, exits, tasklet) are stated at the "
           "original's peak CPI and scale with the CPI of their socket (seed §6: its part 'is "
           "caused by both PL and CPI'); path length does not change (Figure 18). The saving "
-          "near the peak is 23.8 % in session 15 after the fix of the idle-vCPU tasklet's exit "
+          "near the peak is 21.9 % in session 15 with Xen 4.1's TLB flush at 40 cycles a walk and "
+          "the cache model refitted (CSRC's CPI, LLC and TLB savings at 9 tiles 2.3, 2.3 and 8.1 %), "
+          "23.8 % in session 15 after the fix of the idle-vCPU tasklet's exit "
           "order and the original's re-solve at the same cache point (CSRC's CPI and LLC savings "
           "at 9 tiles 1.9 and 2.2 %), 17.5 % in session 14 with the lazy switch and the cache model refitted "
           "under it (18 % before that refit), 32 % at 9 tiles in session 14 before the lazy switch "
