@@ -142,7 +142,7 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 from .calibration import fitted
-from .core import Claim, Quantity, Reproduction, Run
+from .core import XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run
 from .core import mean_over_seeds
 
 S001 = "001_3582712ef98dbca6.txt"
@@ -243,12 +243,12 @@ def scenario(tiles: int, config: str, duration_ms: float,
     sc = copy.deepcopy(_base())
     sc["name"] = f"specvirt-{tiles}t-{config}"
     sc["duration_ms"] = duration_ms
-    # Xen switches lazily (session 14; hv/lazy_switch.rs, docs/policies.md
-    # ## lazy_context_switch): a switch to the idle vCPU keeps the previous vCPU's state, and
-    # that vCPU comes back without a state switch; the full switch's cost is fitted to Table 1's
-    # switching share on the original (calibration.toml csrc.host.world_switch_ns).
-    sc["hypervisor"]["params"] = dict(sc["hypervisor"]["params"], tasklet=tasklet, csrc=csrc,
-                                      lazy_context_switch=True)
+    # Xen switches lazily (session 14; core.XEN_HOST_PARAMS): a switch to the idle vCPU keeps
+    # the previous vCPU's state, and that vCPU comes back without a state switch; the full
+    # switch's cost is fitted to Table 1's switching share on the original
+    # (calibration.toml csrc.host.world_switch_ns).
+    sc["hypervisor"]["params"] = {**sc["hypervisor"]["params"], **XEN_HOST_PARAMS,
+                                  "tasklet": tasklet, "csrc": csrc}
     # Shared-LLC pressure (hv/llc.rs): fitted to the original's CPI and LLC miss-rate growth
     # from 1 to 9 tiles (seed §4.1, Figures 7-8); the LLC size is the scenario's (sourced),
     # the power law's exponent fitted within its measured range 0.3-0.7 (session 14).
