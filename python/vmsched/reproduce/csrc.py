@@ -391,6 +391,38 @@ def switching_cpu_pct(r: Mapping[str, Any], lab: str) -> float:
                   + t["lazy_switches_per_pcpu_s"] * c["sched_call_ns"]) / 1e9
 
 
+#: The parts of the path length (:func:`path_length_us`): guest compute, the guest kernel's
+#: interrupt handlers, the hypervisor.
+PL_PARTS = ("guest_compute", "guest_irq", "hv")
+
+
+def path_length_parts_ns(s: Mapping[str, Any]) -> dict[str, float]:
+    """Run summary ``s``'s instructions by part (:data:`PL_PARTS`), in ns of work at CPI
+    factor 1: guest compute's work (``totals.guest_compute_work_ns``), the guest's interrupt
+    handlers (``vms[].guest_ns.irq``: fixed times, which no CPI scales, taken as they are) and
+    the hypervisor's costs at factor 1 (``totals.hv_work_ns``: each stated at the reference
+    CPI counts cost / reference). Stalls (cache refills, TLB walks, cache-line transfers) and
+    idle retire nothing and count nothing. Module docstring, "Path length"."""
+    t = s["totals"]
+    return {"guest_compute": float(t["guest_compute_work_ns"]),
+            "guest_irq": float(sum(v["guest_ns"]["irq"] for v in s["vms"])),
+            "hv": float(t["hv_work_ns"])}
+
+
+@over_seeds
+def path_length_us(r: Mapping[str, Any], lab: str, part: str | None = None) -> float:
+    """Seed 001's path length (§4.1, Equation 1: "PL refers to instructions required per
+    transaction"): the instructions of guest and hypervisor (:func:`path_length_parts_ns`, all
+    parts, or ``part`` alone) per request completed by every VM (the transactions of
+    :func:`throughput_per_s`), both over the whole run; in µs of work at CPI factor 1 per
+    request, in proportion to instructions per transaction."""
+    s = r[lab].summary
+    parts = path_length_parts_ns(s)
+    ns = parts[part] if part is not None else sum(parts.values())
+    n = sum(v["requests"]["count"] for v in s["vms"])
+    return math.nan if n == 0 else ns / n / 1e3
+
+
 def _requests(r: Mapping[str, Any], lab: str, role: str) -> tuple[int, float]:
     """(requests completed, their summed response ms) of ``role``'s VMs in run ``lab``."""
     s = r[lab].summary
@@ -790,6 +822,11 @@ def _f1517_measure(r: Mapping[str, Any]) -> dict[str, float]:
                                               / total(r, peak["original"], "llc_miss_rate_rel"))
     q["tlb_miss_reduction_csrc_pct"] = 100 * (1 - total(r, peak["csrc"], "tlb_miss_rate_rel")
                                               / total(r, peak["original"], "tlb_miss_rate_rel"))
+    # Path length (module docstring, "Path length"): the original's growth from 4 to 8 tiles
+    # (§4.1, Figure 7) and CSRC's saving against the original at 9 tiles (§6, Figure 18).
+    q["pl_growth_original_4_to_8"] = (path_length_us(r, orig(8)) / path_length_us(r, orig(LIGHT_TILES)))
+    q["pl_reduction_csrc_pct"] = 100 * (1 - path_length_us(r, peak["csrc"])
+                                        / path_length_us(r, peak["original"]))
     return q
 
 
@@ -816,9 +853,11 @@ FIG15_17 = Reproduction(
         Quantity("cpi_growth_original", "CPI of guest compute, original, 9 tiles / 1 tile", "×", "growth with load"),
         Quantity("llc_miss_growth_original", "LLC misses per instruction, original, 9 tiles / 1 tile", "×", "growth with load"),
         Quantity("tlb_miss_growth_original", "TLB misses per instruction, original, 9 tiles / 1 tile", "×", "growth with load"),
+        Quantity("pl_growth_original_4_to_8", "path length (instructions per request), original, 8 tiles / 4 tiles", "×", "growth with load"),
         Quantity("cpi_reduction_csrc_pct", "CPI of guest compute saved by tasklets and CSRC (9 tiles)", "%", "CPI and LLC"),
         Quantity("llc_miss_reduction_csrc_pct", "LLC misses per instruction saved by tasklets and CSRC (9 tiles)", "%", "CPI and LLC"),
         Quantity("tlb_miss_reduction_csrc_pct", "TLB misses per instruction saved by tasklets and CSRC (9 tiles)", "%", "CPI and LLC"),
+        Quantity("pl_reduction_csrc_pct", "path length (instructions per request) saved by tasklets and CSRC (9 tiles)", "%", "CPI and LLC"),
     ],
     claims=[
         Claim("CPU utilisation at the same (peak) load falls: original > softirq tasklets > + CSRC",

@@ -129,6 +129,8 @@ SEED: dict[str, dict[str, Seed]] = {
         "cpi_reduction_csrc_pct": Seed(6, f"{S001} §6, Figure 19: 'CPI of optimized CSRC method obtains 6% reduction than original result at 9-tile'"),
         "llc_miss_reduction_csrc_pct": Seed(6, f"{S001} §6, Figure 19: '6% reduction for LLC'"),
         "tlb_miss_reduction_csrc_pct": Seed(15, f"{S001} §6, Figure 19: '6% reduction for LLC and 15% for TLB'"),
+        "pl_growth_original_4_to_8": Seed(1.059, f"{S001} §4.1, Figure 7: 'the trend of PL keeps relatively flat when system load is low, but increases slightly (5.9% increase from 4-tile to 8-tile)'"),
+        "pl_reduction_csrc_pct": Seed(4, f"{S001} §6, Figure 18: 'PL of the optimized CSRC method at peak performance (9-tile) reduces by 4%, implying more efficient software execution'"),
     },
     # -- seed 002: Flex (slides; its other results are directional, see flex.py's claims) ----
     "flex-parallel": {

@@ -83,10 +83,13 @@ impl World {
     /// A hypervisor cost of `ns` at `host.costs.hv_costs_reference_cpi` charged on pCPU `p`
     /// now: `ns x CPI / reference`, CPI being the socket's pressure factor (`llc_pressure`);
     /// `ns` unchanged when the costs are fixed times (reference 0, the default). Counts the
-    /// CPI it was charged at (`totals.hv_llc_cpi_factor`).
+    /// CPI it was charged at (`totals.hv_llc_cpi_factor`), and its work at CPI factor 1 (ns /
+    /// reference; a fixed time as it is): the instructions it retires, in the unit of guest
+    /// compute's work (`totals.hv_work_ns`).
     pub(crate) fn hv_cost_ns(&mut self, p: PcpuId, ns: Ns) -> Ns {
         let reference = self.costs.hv_costs_reference_cpi;
         if reference <= 0.0 || ns == 0 || !self.llc_enabled() {
+            self.pcpus[p].hv_work_ns += ns as f64;
             return ns;
         }
         let f = self.llc_footprint_kib(self.topo.socket_of(p) as usize);
@@ -94,6 +97,7 @@ impl World {
         let pc = &mut self.pcpus[p];
         pc.hv_cost_ref_ns += ns as f64;
         pc.hv_cost_cpi_ns += ns as f64 * cpi;
+        pc.hv_work_ns += ns as f64 / reference;
         (ns as f64 * cpi / reference).round() as Ns
     }
 

@@ -164,6 +164,14 @@ pub struct Totals {
     /// costs are fixed times). Set as the reference, it keeps the mean cost of each kind at
     /// its stated value.
     pub hv_llc_cpi_factor: f64,
+    /// Instructions retired, in ns of work at CPI factor 1 (the unit of guest compute's work
+    /// without stall): guest compute's work (Σ of its time / the CPI factor it ran at,
+    /// `hv::llc`; the denominator of `llc_cpi_factor`), and the hypervisor's costs (each cost
+    /// stated at `host.costs.hv_costs_reference_cpi` counts cost / reference, a fixed time as
+    /// it is; cache-line transfer latencies, `phys_ipi_ns`, and the background load are not
+    /// instructions and count nothing). Seed 001's path length (§4.1, Equation 1).
+    pub guest_compute_work_ns: f64,
+    pub hv_work_ns: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -340,6 +348,8 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         llc_miss_rate_rel: if work > 0.0 { (compute - work - tlb_stall + dram) / work } else { 0.0 },
         tlb_miss_rate_rel: if work > 0.0 { (tlb_stall + tlb_walks) / work } else { 0.0 },
         hv_llc_cpi_factor: if hv_ref > 0.0 { hv_cpi / hv_ref } else { 0.0 },
+        guest_compute_work_ns: work,
+        hv_work_ns: w.pcpus.iter().map(|pc| pc.hv_work_ns).sum(),
     };
     Results {
         schema_version: SCHEMA_VERSION,

@@ -70,6 +70,10 @@ pub struct Pcpu {
     /// each times the CPI it was charged at (ns, ns x CPI factor).
     pub hv_cost_ref_ns: f64,
     pub hv_cost_cpi_ns: f64,
+    /// Every hypervisor cost charged here through `World::hv_cost_ns` as work at CPI factor 1
+    /// (ns; in proportion to the instructions it retires): a cost stated at the reference CPI
+    /// counts cost / reference, a fixed time (reference 0) its time (`totals.hv_work_ns`).
+    pub hv_work_ns: f64,
     /// Hypervisor time charged here by the VM exit whose handling it belongs to (seed 001
     /// Figure 9's breakdown, XenTrace's exit reasons), indexed by `ExitReason::slot`; the
     /// last slot is time outside any exit (tasklets and switches on an idle pCPU, background

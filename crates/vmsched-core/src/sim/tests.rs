@@ -1080,6 +1080,72 @@ groups = [{{ threads = 1, working_set_kib = 1024, program = [
     assert!((alone.totals.llc_cpi_factor - want_cpi).abs() < 1e-6, "{} against {want_cpi}", alone.totals.llc_cpi_factor);
 }
 
+/// The path length's instruction counts (seed 001 §4.1, Equation 1; `totals.guest_compute_work_ns`,
+/// `totals.hv_work_ns`): work at CPI factor 1, whatever CPI it ran at. One vCPU on pCPU 0 wakes
+/// every 1000 us and computes 1000 us of work, 20 times; its thread's working set fills the
+/// 1024 KiB LLC and stays in the socket's footprint while it sleeps (window 1 s, decayed by at
+/// most 1 - exp(-0.06) in the run), so at stall ratio 1 (exponent 1/2) its compute runs at CPI
+/// 1 + (F/1024)^0.5, about 2 (`two_vms_sharing_an_llc_run_slower_per_instruction_than_one_alone`),
+/// and so do the hypervisor's costs charged around it:
+/// - guest compute: about 40 ms of compute time but 20 x 1000 us = 20 ms of work (the execution
+///   timer rounds each compute up to a whole ns: at most 20 ns over);
+/// - the hypervisor, fixed costs (reference 0): every cost here goes through `hv_cost_ns` (one
+///   socket, no lazy switch, no background load), so its work is the hypervisor time charged,
+///   Σ `hv_ns_by_exit`;
+/// - the hypervisor, costs stated at reference CPI 1.5: each cost c charged at socket CPI x
+///   takes round(c x / 1.5) and counts c / 1.5 of work, so the time charged is the work times
+///   the cost-weighted mean CPI (`hv_llc_cpi_factor`), within 0.5 ns of rounding per charge.
+#[test]
+fn the_path_length_counts_work_at_cpi_factor_one_for_guest_compute_and_the_hypervisor() {
+    let text = |reference: f64| {
+        format!(
+            r#"
+name = "path-length"
+seed = 3
+duration_ms = 100
+[host]
+sockets = 1
+cores_per_socket = 2
+[host.costs]
+llc_kib = 1024
+llc_stall_at_capacity_ratio = 1.0
+llc_window_ns = 1000000000
+hv_costs_reference_cpi = {reference}
+[hypervisor]
+scheduler = "credit"
+[[vms]]
+name = "a"
+vcpus = 1
+pin = [0]
+[[vms.workloads]]
+kind = "custom"
+groups = [{{ threads = 1, working_set_kib = 1024, program = [
+  {{ op = "loop", count = 20, body = [
+    {{ op = "sleep", us = 1000 }},
+    {{ op = "compute", us = 1000 }},
+  ] }},
+] }}]
+"#
+        )
+    };
+    let charged = |r: &Results| r.totals.hv_ns_by_exit.values().sum::<Ns>() as f64;
+    let fixed = run_text(&text(0.0), None);
+    assert!(fixed.vms[0].finished);
+    let compute_ns = fixed.vms[0].guest_ns.on_cpu.useful as f64;
+    assert!(compute_ns > 1.9 * 20e6, "CPI about 2: about 40 ms of compute, got {compute_ns} ns");
+    assert!((fixed.totals.guest_compute_work_ns - 20e6).abs() <= 20.0, "{:?}", fixed.totals);
+    assert!(charged(&fixed) > 0.0);
+    assert!((fixed.totals.hv_work_ns - charged(&fixed)).abs() < 1e-6, "{} against {}", fixed.totals.hv_work_ns, charged(&fixed));
+    let scaled = run_text(&text(1.5), None);
+    assert!((scaled.totals.guest_compute_work_ns - 20e6).abs() <= 20.0, "{:?}", scaled.totals);
+    let t = &scaled.totals;
+    assert!(t.hv_llc_cpi_factor > 1.5, "{t:?}");
+    // Charges: the exits, dispatches and scheduler calls of 20 wake-ups and blocks, a few
+    // hundred at most; each rounds by at most 0.5 ns.
+    let want = t.hv_work_ns * t.hv_llc_cpi_factor;
+    assert!((charged(&scaled) - want).abs() <= 500.0 * 0.5, "charged {} ns, work {} x CPI {} = {want}", charged(&scaled), t.hv_work_ns, t.hv_llc_cpi_factor);
+}
+
 /// TLB pressure (`hv::tlb`, `host::tlb_pressure`) on a host of `cores` pCPUs in one socket:
 /// single-vCPU VMs whose one thread (working set `ws_kib`) sleeps 500 us and computes (mean
 /// 3 ms) in turn, so that its vCPU is dispatched again and again and samples its pCPU's
