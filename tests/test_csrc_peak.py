@@ -157,3 +157,29 @@ def test_the_hypervisor_costs_are_stated_at_the_cpi_they_see_at_the_originals_pe
     assert seen == pytest.approx(ref, rel=0.03)
     sc["host"]["costs"]["hv_costs_reference_cpi"] = 0.0
     assert json.loads(_run(sc, 1))["totals"]["hv_llc_cpi_factor"] == 0.0
+
+
+def _pl_summary(compute_ns: float, irq_ns: tuple[float, ...], hv_ns: float,
+                requests: tuple[int, ...], refill_ns: float = 0.0) -> dict:
+    """A run summary with the path length's inputs: one VM per entry of ``irq_ns`` and
+    ``requests``; cache refills (a stall) only to show they count nothing."""
+    vms = [{"guest_ns": {"irq": i, "useful": 0, "cache_refill": refill_ns, "hv": 5e6},
+            "requests": {"count": n, "mean_ms": 1.0}} for i, n in zip(irq_ns, requests)]
+    return {"totals": {"guest_compute_work_ns": compute_ns, "hv_work_ns": hv_ns}, "vms": vms}
+
+
+def test_the_path_length_is_the_instructions_of_guest_and_hypervisor_per_request():
+    """Seed 001's path length (§4.1, Equation 1: instructions per transaction): guest compute's
+    work 300 ms, the guest's interrupt handlers 12 + 8 = 20 ms, the hypervisor's work at CPI
+    factor 1 80 ms, 400 ms of work over 1000 + 1000 requests of two VMs: 200 µs per request
+    (refills and the hypervisor's time as charged, at its CPI, are not instructions: they add
+    nothing). A second seed with twice the requests and the same work gives 100 µs, so the
+    mean over the seeds alternating the two is 150 µs."""
+    one = _pl_summary(300e6, (12e6, 8e6), 80e6, (1000, 1000), refill_ns=50e6)
+    two = _pl_summary(300e6, (12e6, 8e6), 80e6, (2000, 2000))
+    assert csrc.path_length_us({"x": SimpleNamespace(summary=one)}, "x") == pytest.approx(200.0)
+    parts = {p: csrc.path_length_us({"x": SimpleNamespace(summary=one)}, "x", p) for p in csrc.PL_PARTS}
+    assert parts == pytest.approx({"guest_compute": 150.0, "guest_irq": 10.0, "hv": 40.0})
+    r = {f"x@{s}": SimpleNamespace(summary=one if s % 2 else two) for s in csrc.SEEDS}
+    assert len(csrc.SEEDS) % 2 == 0
+    assert csrc.path_length_us(r, "x") == pytest.approx(150.0)

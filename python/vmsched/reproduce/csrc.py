@@ -127,7 +127,40 @@ The method therefore:
 The limit stays the original's mean at 9 tiles (its peak, the seed's reference point); the
 counts "at peak" (§5.3) are read at the crossing, interpolated linearly in the sweep.
 
-Leaves out: path-length growth (Figure 7, +5.9 % from 4 to 8 tiles), a CPI of the hypervisor's
+Path length (session 15; Figure 7's growth from 4 to 8 tiles, Figure 18's saving with CSRC at
+9 tiles). Written down before any value was measured, chosen on the seed's text and the
+model's structure:
+
+- what it is: seed §4.1, Equation 1, "cycles per throughput are decided by the multiplicative
+  of Cycles per instruction (CPI) and Path Length (PL) ... PL refers to instructions required
+  per transaction". The cycles are the system's (Figures 4 and 6: guest user, guest kernel,
+  hypervisor and domain 0, each counted "by programing the hardware performance counter
+  separately") and the CPI the "overall CPI" (§4.1), so for Equation 1 to hold PL counts the
+  instructions of the same cycles: guest and hypervisor alike. §6 confirms a hypervisor part:
+  the hypervisor's CPU "is caused by both PL and CPI", the guest's "primarily ... by the lower
+  CPI";
+- the transaction: Equation 1's throughput, Figure 7's axis; the model's throughput is the
+  requests completed by every VM (``throughput_per_s``, as in Figure 15's throughput per CPU),
+  so PL is per request of any role (the load scales every role's rate alike, so the mix is
+  the same at every load and configuration); instructions and requests both over the whole
+  run, as ``throughput_per_s``;
+- the model's instructions (:func:`path_length_parts_ns`), in ns of work at CPI factor 1 (the
+  unit in which a request's CPU work is stated; instructions times the base CPI over the clock,
+  a constant that cancels in both ratios): guest compute's work (``totals.
+  guest_compute_work_ns``, its time / the CPI factor it ran at, hv/llc.rs); the guest kernel's
+  interrupt handlers (``vms[].guest_ns.irq``), fixed times that no CPI scales, taken as they
+  are; the hypervisor's costs at factor 1 (``totals.hv_work_ns``: world switches, scheduler
+  calls, exit handling and the dpci tasklet are stated at the original's peak CPI,
+  ``host.costs.hv_costs_reference_cpi``, so each counts cost / reference, hv/machine.rs
+  ``owe_hv``);
+- not instructions: stalls (cache refills, TLB walks after flushes, cross-socket line
+  transfers), idle (Xen's idle vCPU halts) and steal;
+- not modelled: domain 0 (the guests reach their SR-IOV functions directly, §3, and the
+  model has no domain 0; in Figure 6 its part is the one that does not grow with load), spin
+  loops (the servers hold no locks; hv/perfcounters.rs synthesises counts only for a policy
+  that reads the PMU, and the summary does not carry them).
+
+Leaves out: a CPI of the hypervisor's
 code other than guest compute's (since session 13 the hypervisor's costs per event are stated at
 the original's peak CPI and scale with their socket's CPI, host.costs.hv_costs_reference_cpi),
 the TLB (Figure 8); SPECvirt's actual QoS criteria (percentiles of each workload's
