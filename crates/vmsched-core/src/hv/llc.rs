@@ -88,17 +88,33 @@ impl World {
     /// compute's work (`totals.hv_work_ns`).
     pub(crate) fn hv_cost_ns(&mut self, p: PcpuId, ns: Ns) -> Ns {
         let reference = self.costs.hv_costs_reference_cpi;
-        if reference <= 0.0 || ns == 0 || !self.llc_enabled() {
+        let Some(cpi) = (ns > 0).then(|| self.hv_cost_cpi(p)).flatten() else {
             self.pcpus[p].hv_work_ns += ns as f64;
             return ns;
-        }
-        let f = self.llc_footprint_kib(self.topo.socket_of(p) as usize);
-        let cpi = llc_pressure(&self.costs, f).1;
+        };
         let pc = &mut self.pcpus[p];
         pc.hv_cost_ref_ns += ns as f64;
         pc.hv_cost_cpi_ns += ns as f64 * cpi;
         pc.hv_work_ns += ns as f64 / reference;
         (ns as f64 * cpi / reference).round() as Ns
+    }
+
+    /// How long a hypervisor cost of `ns` at the reference CPI takes on pCPU `p` now, as
+    /// `hv_cost_ns` reckons it, without charging it (for a time window inside work charged
+    /// otherwise, e.g. the scheduling tail, `World::schedule`).
+    pub(crate) fn hv_time_ns(&mut self, p: PcpuId, ns: Ns) -> Ns {
+        let reference = self.costs.hv_costs_reference_cpi;
+        self.hv_cost_cpi(p).map_or(ns, |cpi| (ns as f64 * cpi / reference).round() as Ns)
+    }
+
+    /// The socket's CPI factor (`llc_pressure`) hypervisor costs on `p` are charged at now;
+    /// None when they are fixed times (reference 0, or no LLC model).
+    fn hv_cost_cpi(&mut self, p: PcpuId) -> Option<f64> {
+        if self.costs.hv_costs_reference_cpi <= 0.0 || !self.llc_enabled() {
+            return None;
+        }
+        let f = self.llc_footprint_kib(self.topo.socket_of(p) as usize);
+        Some(llc_pressure(&self.costs, f).1)
     }
 
     /// vCPU `v` is dispatched on pCPU `p` (or switches a thread in there): its guest compute

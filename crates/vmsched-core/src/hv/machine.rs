@@ -41,6 +41,7 @@ impl World {
             spinning: vc.cur.map_or(false, |t| self.threads[t].act.kernel_spin()),
             ac_pct: vc.ac_pct,
             pmu: self.pmu.counters(v),
+            sched_tail_until: vc.sched_tail_until,
         }
     }
 
@@ -407,7 +408,11 @@ impl World {
             match d.next {
                 Some(n) => {
                     self.pcpus[p].context_switches += 1;
+                    let full = !self.switch_is_lazy(p, Some(n));
                     self.dispatch(n, p, exit);
+                    if let Some(v) = prev.filter(|_| prev_runnable && full) {
+                        self.sched_tail(v, p);
+                    }
                 }
                 None => {
                     // A switch to the idle vCPU is a context switch too (Xen's `sched_ctx`
@@ -431,6 +436,25 @@ impl World {
             }
             _ => pc.slice_timer.cancel(),
         }
+    }
+
+    /// Runnable `v` was switched out of pCPU `p` by a full switch: until the switch has saved
+    /// its state it is in `p`'s scheduling tail, where no other pCPU may steal it. Xen sets
+    /// `is_running` at dispatch and clears it only in `context_saved(prev)`, which the x86
+    /// `context_switch` calls after `__context_switch` (the state save and load;
+    /// xen/arch/x86/domain.c, 3.x to 4.x alike); `csched_runq_steal` takes only a vCPU that
+    /// `__csched_vcpu_is_migrateable` (`!vc->is_running`: "Don't pick up work that's in the
+    /// peer's scheduling tail"; Xen 3.4 and 4.1 `xen/common/sched_credit.c`, current Xen
+    /// "still in peer_cpu's scheduling tail"). The model's switch is instantaneous with its
+    /// cost a debt of the incoming vCPU; the tail is the part of it after the scheduler's pick:
+    /// the state switch, `world_switch_ns - sched_call_ns` (the split `hv::lazy_switch` uses
+    /// for a state save), at `p`'s CPI. A switch to the idle vCPU, or a lazy one, has no
+    /// `__context_switch` before `context_saved`: no tail.
+    fn sched_tail(&mut self, v: VcpuId, p: PcpuId) {
+        let state_ns = self.costs.world_switch_ns.saturating_sub(self.costs.sched_call_ns);
+        let until = self.q.now() + self.hv_time_ns(p, state_ns);
+        self.vcpus[v].sched_tail_until = until;
+        self.sync_facts(v);
     }
 
     fn deschedule(&mut self, v: VcpuId, runnable: bool) {

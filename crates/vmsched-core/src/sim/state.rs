@@ -146,6 +146,8 @@ pub struct Vcpu {
     /// `at_instruction_boundary`, set only on external-interrupt exits, commit 6cd88243c7e0,
     /// Linux 6.0 and stable); cleared when it next runs (`record_steal_time`).
     pub steal_preempted: bool,
+    /// End of its scheduling tail (`VcpuFacts::sched_tail_until`, `World::schedule`).
+    pub sched_tail_until: Ns,
     /// Accounting.
     pub t: TimeBuckets,
     pub run_ns: Ns,
@@ -204,6 +206,7 @@ impl Vcpu {
             preempted: false,
             preempted_in_kernel: false,
             steal_preempted: false,
+            sched_tail_until: 0,
             t: TimeBuckets::default(),
             run_ns: 0,
             steal_ns: 0,

@@ -24,6 +24,11 @@
 //! - decisions (`csched_schedule`): rate limit (`sched_ratelimit_us`, default 1000; 0 gives the
 //!   Xen 4.1 of the seeds), re-queue, take the head, and when the head is OVER or IDLE steal a
 //!   strictly higher-priority unit from a peer (rate limited to once per 1 ms per pCPU);
+//!   never a unit still in its peer's scheduling tail (switched out by a full switch that has
+//!   not saved its state yet: Xen's `is_running`, `__csched_vcpu_is_migrateable`, in 3.4, 4.1
+//!   and current Xen; `World::sched_tail` in `hv/machine.rs`), under every wake rule; peers in
+//!   `cycle_cpu` order from the next pCPU under `xen34` and `xen41`, own NUMA node first under
+//!   `place_idle` (current Xen's "node-wise fashion"; `steal_order`) (session 15);
 //! - placement on wake: the unit's pCPU if idle, else an idle pCPU (same socket first), else
 //!   its pCPU; tickling of idle pCPUs and BOOST preemption (`__runq_tickle`);
 //!   `wake = "place_idle"`, the default. This stands for current Xen (4.7 and later,
@@ -504,13 +509,9 @@ impl Credit {
     }
 
     /// `csched_load_balance` / `csched_runq_steal`: steal the first strictly higher-priority
-    /// unit, local NUMA node first.
+    /// unit of a busy peer (`steal_order`) that is not in its peer's scheduling tail.
     fn steal(&mut self, view: &SchedView, p: PcpuId, floor: Pri) -> Option<VcpuId> {
-        let n = view.n_pcpus();
-        let node = view.topo.node_of(p);
-        let mut peers: Vec<PcpuId> = (1..n).map(|i| (p + i) % n).collect();
-        peers.sort_by_key(|&q| (view.topo.node_of(q) != node) as u8);
-        for q in peers {
+        for q in self.steal_order(view, p) {
             let nr_runnable = self.runq[q].len() + view.pcpu_cur[q].is_some() as usize;
             if view.pcpu_cur[q].is_none() || nr_runnable <= 1 {
                 continue;
@@ -520,7 +521,9 @@ impl Credit {
                 if u.pri <= floor {
                     break;
                 }
-                if u.yielding || !view.allowed(c, p) {
+                // `__csched_vcpu_is_migrateable`: not `is_running` (still in the peer's
+                // scheduling tail, `VcpuFacts::sched_tail_until`), and allowed on `p`.
+                if u.yielding || view.vcpus[c].sched_tail_until > view.now || !view.allowed(c, p) {
                     continue;
                 }
                 self.runq[q].remove(i);
@@ -529,6 +532,22 @@ impl Credit {
             }
         }
         None
+    }
+
+    /// The peers `csched_load_balance` visits from `p`: in Xen 3.4 and 4.1 (`wake = "xen34"`,
+    /// `"xen41"`) every other pCPU in `cycle_cpu` order from the next one ("Peek at non-idling
+    /// CPUs in the system, starting with our immediate neighbour": `peer_cpu =
+    /// cycle_cpu(peer_cpu, workers)`, 3.4-era and 4.1-based `xen/common/sched_credit.c`), with
+    /// no NUMA order; current Xen (`place_idle`) peeks "in a node-wise fashion", the local
+    /// node's pCPUs first (`xen/common/sched/credit.c`). Idle peers are skipped by `steal`.
+    fn steal_order(&self, view: &SchedView, p: PcpuId) -> Vec<PcpuId> {
+        let n = view.n_pcpus();
+        let mut peers: Vec<PcpuId> = (1..n).map(|i| (p + i) % n).collect();
+        if self.wake == WakeRule::PlaceIdle {
+            let node = view.topo.node_of(p);
+            peers.sort_by_key(|&q| (view.topo.node_of(q) != node) as u8);
+        }
+        peers
     }
 
     fn tick(&mut self, view: &mut SchedView, p: PcpuId) {
@@ -989,7 +1008,7 @@ mod tests {
         let map: BTreeMap<String, toml::Value> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
         let topo = Topology::new(1, 1, None, None, 2.5);
-        let fact = |vm| VcpuFacts { vm, idx: 0, run: RunState::Runnable, last_pcpu: 0, preempted: false, preempted_in_kernel: false, spinning: false, ac_pct: 50, pmu: Default::default() };
+        let fact = |vm| VcpuFacts { vm, idx: 0, run: RunState::Runnable, last_pcpu: 0, preempted: false, preempted_in_kernel: false, spinning: false, ac_pct: 50, pmu: Default::default(), sched_tail_until: 0 };
         let mut facts = vec![fact(0), fact(1)];
         let vms = vec![VmFacts { weight: 256, cap_pct: 0, vcpus: vec![0] }, VmFacts { weight: 256, cap_pct: 0, vcpus: vec![1] }];
         let aff = vec![None, None];
@@ -1103,7 +1122,13 @@ mod tests {
     }
 
     fn wake_beside_a_busy_pcpu_of(wake: &str, n: usize) -> (Vec<PcpuId>, crate::hv::sched::testkit::Kit, Credit) {
+        wake_beside_a_busy_pcpu_with_tail(wake, n, 0)
+    }
+
+    /// `wake_beside_a_busy_pcpu_of` with switches whose scheduling tail lasts `tail_ns`.
+    fn wake_beside_a_busy_pcpu_with_tail(wake: &str, n: usize, tail_ns: Ns) -> (Vec<PcpuId>, crate::hv::sched::testkit::Kit, Credit) {
         let mut k = crate::hv::sched::testkit::Kit::new(n, &[1, 1]);
+        k.sched_tail_ns = tail_ns;
         let map = wake_params(wake);
         let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
         k.init(&mut c);
@@ -1124,6 +1149,118 @@ mod tests {
         assert_eq!(tickled, vec![0, 1], "BOOST outranks UNDER on pCPU 0, and pCPU 0 is busy while pCPU 1 idles");
         // pCPU 0 switches to the BOOST vCPU; idle pCPU 1 steals the preempted one.
         assert_eq!(k.pcpu_cur, vec![Some(1), Some(0)]);
+    }
+
+    /// The kit's pCPUs serve their tickles in order at the same instant: pCPU 0 preempts
+    /// vCPU 0 for the woken vCPU 1, then idle pCPU 1 load-balances while vCPU 0 is still in
+    /// pCPU 0's scheduling tail (its switch has not saved its state yet: Xen's `is_running`,
+    /// `__csched_vcpu_is_migrateable`). So pCPU 1 finds nothing and keeps idling, and nothing
+    /// tickles it again: vCPU 0 waits on pCPU 0 and runs there once vCPU 1 halts. Without the
+    /// tail (`xen41_wake_on_a_busy_pcpu_tickles_it_and_an_idle_pcpu`, a switch of no cost)
+    /// pCPU 1 steals it. Under `xen34` every idler is tickled and each finds nothing alike.
+    #[test]
+    fn xen41_and_xen34_an_idler_tickled_with_a_preempting_wake_finds_the_preempted_unit_in_its_tail() {
+        for (wake, n) in [("xen41", 2), ("xen34", 4)] {
+            let (tickled, mut k, mut c) = wake_beside_a_busy_pcpu_with_tail(wake, n, 5 * NS_PER_US);
+            assert_eq!(tickled, (0..n).take(if wake == "xen41" { 2 } else { n }).collect::<Vec<_>>(), "{wake}");
+            let mut expected = vec![None; n];
+            expected[0] = Some(1);
+            assert_eq!(k.pcpu_cur, expected, "{wake}: vCPU 0 is not stolen from pCPU 0's scheduling tail");
+            assert_eq!(c.queued_on(0), Some(0), "{wake}");
+            k.halt(&mut c, 1);
+            expected[0] = Some(0);
+            assert_eq!(k.pcpu_cur, expected, "{wake}: vCPU 0 runs where it waited");
+        }
+    }
+
+    /// The same in the machine, with its costs: two pCPUs under `xen41`; vCPU 0 computes for
+    /// good (UNDER after the 10 ms tick), vCPU 1 sleeps for good. At 15 ms vCPU 1 is woken with
+    /// pCPU p, where vCPU 0 runs, as its last pCPU: p and the idle pCPU are both tickled
+    /// (`phys_ipi_ns` later, p first). p switches to vCPU 1, whose switch (`world_switch_ns`,
+    /// 2,740 ns by default) leaves vCPU 0 in p's scheduling tail for `world_switch_ns -
+    /// sched_call_ns` = 2,240 ns; the idle pCPU's call, at the same instant, finds nothing.
+    /// vCPU 1 halts again at once and p runs vCPU 0 again: it never migrates. Before the tail
+    /// was modelled the idle pCPU stole it (one migration).
+    #[test]
+    fn xen41_a_preempted_vcpu_stays_on_its_pcpu_when_the_tickled_idler_calls_during_its_switch() {
+        use crate::scenario::from_toml_str;
+        use crate::sim::{Overrides, Simulation};
+        let vm = |program: &str| format!("[[vms]]\nvcpus = 1\nworkloads = [{{ kind = \"custom\", groups = [{{ threads = 1, program = {program} }}] }}]\n");
+        let text = format!(
+            "duration_ms = 100\n[host]\ncores_per_socket = 2\n[hypervisor]\nscheduler = \"credit\"\nparams = {{ wake = \"xen41\", ratelimit_us = 0, load_balance_ratelimit_us = 0 }}\n{}{}",
+            vm(r#"[{ op = "forever", body = [{ op = "compute", us = 1000 }] }]"#),
+            vm(r#"[{ op = "sleep", us = 1000000000 }]"#),
+        );
+        let sc = from_toml_str(&text).expect("scenario parses");
+        let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+        s.run_until(15 * NS_PER_MS).unwrap();
+        let w = s.world();
+        let RunState::Running(p) = w.vcpus[0].run else { panic!("vCPU 0 runs") };
+        let q = 1 - p;
+        assert_eq!(w.vcpus[1].run, RunState::Blocked);
+        let (migrations, calls_q) = (w.vcpus[0].migrations, w.pcpus[q].sched_calls);
+        w.vcpus[1].last_pcpu = p;
+        w.hv_wake(1);
+        s.run_until(16 * NS_PER_MS).unwrap();
+        let w = s.world();
+        assert_eq!(w.vcpus[1].run, RunState::Blocked, "vCPU 1 halted again");
+        assert_eq!(w.vcpus[0].run, RunState::Running(p), "vCPU 0 is back on its pCPU");
+        assert_eq!(w.vcpus[0].migrations, migrations, "vCPU 0 was not stolen");
+        assert_eq!(w.pcpus[q].sched_calls, calls_q + 1, "the idle pCPU was tickled once and kept idling");
+        assert!(w.pcpus[q].cur.is_none());
+    }
+
+    /// Under every wake rule, a unit queued on a busy pCPU is not stolen by an idle pCPU's
+    /// load balance while it is in its pCPU's scheduling tail (`sched_tail_until` after now:
+    /// Xen's `is_running`, "Don't pick up work that's in the peer's scheduling tail",
+    /// `__csched_vcpu_is_migrateable` in 3.4, 4.1 and current Xen), and is once the tail has
+    /// ended. Two pCPUs; vCPU 0 runs on pCPU 0 and vCPU 1 waits behind it (both pinned to
+    /// pCPU 0 while they wake, then free).
+    #[test]
+    fn a_unit_in_its_pcpus_scheduling_tail_is_not_stolen_under_every_wake_rule() {
+        for wake in ["place_idle", "xen41", "xen34"] {
+            let mut k = crate::hv::sched::testkit::Kit::new(2, &[1, 1]);
+            let mut map = wake_params(wake);
+            map.insert("load_balance_ratelimit_us".into(), toml::Value::Integer(0));
+            let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
+            k.init(&mut c);
+            k.affinity = vec![Some(vec![0]), Some(vec![0])];
+            k.wake(&mut c, 0);
+            k.wake(&mut c, 1);
+            k.affinity = vec![None, None];
+            assert_eq!((k.pcpu_cur.clone(), c.queued_on(1)), (vec![Some(0), None], Some(0)), "{wake}");
+            k.vcpus[1].sched_tail_until = k.now + 1;
+            k.schedule(&mut c, 1, Reason::Timer);
+            assert_eq!(k.pcpu_cur, vec![Some(0), None], "{wake}: in its tail");
+            k.now += 1;
+            k.schedule(&mut c, 1, Reason::Timer);
+            assert_eq!(k.pcpu_cur, vec![Some(0), Some(1)], "{wake}: the tail has ended");
+        }
+    }
+
+    /// Six pCPUs on two NUMA nodes ({0,1,2} and {3,4,5}, a socket each, as the csrc host):
+    /// pCPUs 0 and 3 each run a vCPU with another queued behind it, and idle pCPU 2
+    /// load-balances. Xen 3.4's and 4.1's `csched_load_balance` walks the busy peers in
+    /// `cycle_cpu` order from pCPU 3, with no NUMA order, so it steals pCPU 3's waiter (vCPU
+    /// 1); current Xen (`place_idle`) peeks at its own node first and steals pCPU 0's (vCPU 3).
+    #[test]
+    fn the_steal_visits_peers_in_cycle_order_under_xen34_and_xen41_and_own_node_first_after() {
+        for (wake, stolen) in [("xen41", 1), ("xen34", 1), ("place_idle", 3)] {
+            let mut k = crate::hv::sched::testkit::Kit::new(6, &[1, 1, 1, 1]);
+            k.topo = Topology::new(2, 3, None, None, 2.0);
+            let mut map = wake_params(wake);
+            map.insert("load_balance_ratelimit_us".into(), toml::Value::Integer(0));
+            let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
+            k.init(&mut c);
+            k.affinity = vec![Some(vec![3]), Some(vec![3]), Some(vec![0]), Some(vec![0])];
+            for v in 0..4 {
+                k.wake(&mut c, v);
+            }
+            k.affinity = vec![None; 4];
+            assert_eq!((k.pcpu_cur[0], k.pcpu_cur[3], c.queued_on(1), c.queued_on(3)), (Some(2), Some(0), Some(3), Some(0)), "{wake}");
+            k.schedule(&mut c, 2, Reason::Timer);
+            assert_eq!(k.pcpu_cur[2], Some(stolen), "{wake}");
+        }
     }
 
     #[test]

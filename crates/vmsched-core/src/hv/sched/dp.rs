@@ -458,6 +458,7 @@ mod tests {
                     spinning: false,
                     ac_pct: 50,
                     pmu: Default::default(),
+                    sched_tail_until: 0,
                 })
                 .collect();
             let mut r = Rig {

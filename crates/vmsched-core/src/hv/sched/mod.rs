@@ -49,6 +49,10 @@ pub struct VcpuFacts {
     /// Cumulative virtual-PMU counts (`hv/perfcounters.rs`); all zero unless the policy
     /// `reads_pmu`. Up to date at its decisions and timers.
     pub pmu: PmuCounters,
+    /// Until when it is in its last pCPU's scheduling tail (Xen's `is_running` still set):
+    /// switched out while runnable by a full switch, its state is saved only at the end of
+    /// that switch (`context_saved`); `World::schedule` sets it, 0 when not switched out so.
+    pub sched_tail_until: Ns,
 }
 
 #[derive(Debug, Clone)]

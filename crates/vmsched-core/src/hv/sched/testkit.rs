@@ -17,6 +17,10 @@ pub(crate) struct Kit {
     pub vms: Vec<VmFacts>,
     pub affinity: Vec<Option<Vec<PcpuId>>>,
     pub pcpu_cur: Vec<Option<VcpuId>>,
+    /// How long a vCPU switched out while runnable stays in its pCPU's scheduling tail
+    /// (`VcpuFacts::sched_tail_until`, set as `World::schedule` does); 0 by default (the kit's
+    /// switches cost nothing).
+    pub sched_tail_ns: Ns,
     requests: Vec<SchedRequest>,
     timers: BTreeMap<u64, Ns>,
 }
@@ -41,6 +45,7 @@ impl Kit {
                     spinning: false,
                     ac_pct: 50,
                     pmu: Default::default(),
+                    sched_tail_until: 0,
                 });
                 ids.push(id);
             }
@@ -54,6 +59,7 @@ impl Kit {
             vms,
             affinity: vec![None; n_v],
             pcpu_cur: vec![None; n_pcpus],
+            sched_tail_ns: 0,
             requests: Vec::new(),
             timers: BTreeMap::new(),
         }
@@ -123,6 +129,9 @@ impl Kit {
             f.last_pcpu = p;
             f.preempted = prev_runnable;
             f.run = if prev_runnable { RunState::Runnable } else { RunState::Blocked };
+            if prev_runnable && d.next.is_some() {
+                f.sched_tail_until = self.now + self.sched_tail_ns;
+            }
         }
         if let Some(n) = d.next {
             assert_eq!(self.vcpus[n].run, RunState::Runnable, "policy picked vcpu {n} which is {:?}", self.vcpus[n].run);
