@@ -538,11 +538,13 @@ impl Credit {
     /// Whether queued `v` is still in its pCPU's scheduling tail (Xen's `is_running`), which
     /// the steal respects under `wake = "xen41"` and `"xen34"`. Current Xen has the same test,
     /// but under `place_idle` it is left out: the runs that use that rule (flex, seed 002) are
-    /// hogs whose pCPUs all decide at the same nanosecond at every slice end (the model's
-    /// timers start together and never drift; Xen's per-pCPU timers do, with `timer_slop`),
-    /// so the tail turns every simultaneous decision into a refused steal; with it, credit +
-    /// FlexW's mean relative lag in flex-fairness was 0.151 against under 0.05 without
-    /// (session 15, `hv::sched::flexw::scenario_tests`).
+    /// hogs whose pCPUs all switch at the same nanosecond at every 30 ms boundary (slice end
+    /// and accounting; the model's timers start together and never drift, Xen's per-pCPU
+    /// timers do, with `timer_slop`), so a pCPU tickled there calls `phys_ipi_ns` later, still
+    /// inside every tail (measured, session 15, scratch instrumentation: in flex-fairness every
+    /// refused steal came 1,000 ns after such a boundary, with the whole 2,240 ns tail left);
+    /// with it, credit + FlexW's mean relative lag there was 0.151 against under 0.05 without
+    /// (`hv::sched::flexw::scenario_tests`).
     fn in_tail(&self, view: &SchedView, v: VcpuId) -> bool {
         self.wake != WakeRule::PlaceIdle && view.vcpus[v].sched_tail_until > view.now
     }
