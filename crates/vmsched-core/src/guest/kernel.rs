@@ -225,13 +225,14 @@ impl World {
                 if self.wake_ipi_polled(u) {
                     return;
                 }
+                return self.wake_after_exit(w, u);
             }
         }
         self.kick_idle_vcpu(u);
     }
 
     /// An idle vCPU got a thread: wake it if halted, or let it pick the thread if running.
-    fn kick_idle_vcpu(&mut self, u: VcpuId) {
+    pub(crate) fn kick_idle_vcpu(&mut self, u: VcpuId) {
         match self.vcpus[u].run {
             RunState::Blocked => self.hv_wake(u),
             RunState::Running(_) => {
@@ -675,7 +676,7 @@ impl World {
             let state_ns = self.cross_socket_ns(v, u);
             let left_ns = self.costs.ipi_handler_ns + self.vipi_message_ns(v, u) + state_ns;
             self.threads[t].comm_debt_ns += state_ns;
-            self.deliver_irq(u, IrqWork { left_ns, action: IrqAction::CallAck(id), sent_at: now });
+            self.deliver_irq_in_exit(v, u, IrqWork { left_ns, action: IrqAction::CallAck(id), sent_at: now });
         }
         self.advance(v);
         self.vcpus[v].ple_spun_ns = 0;

@@ -580,6 +580,65 @@ impl World {
         self.with_sched(|s, view| s.wake(view, v));
     }
 
+    /// Running vCPU `w`'s code woke idle vCPU `u` (a wake-up IPI: an ICR-write exit). The
+    /// hypervisor wakes `u` while it handles `w`'s exit (`vcpu_kick` -> `vcpu_wake` ->
+    /// credit's `__runq_tickle`), and a SCHEDULE_SOFTIRQ that the wake-up raises on `w`'s own
+    /// pCPU is handled on the way back to the guest (`do_softirq` before VM entry); a raise on
+    /// the local CPU sends no IPI (`cpu_raise_softirq`). An idle pCPU tickled by the same
+    /// wake-up must take its event-check IPI and leave `pm_idle` before its own `do_softirq`
+    /// (x86 `idle_loop`: `(*pm_idle)(); do_tasklet(); do_softirq();`). The model charges the
+    /// exit's handling as one interval (`exit_ipi_ns`), so the wake-up is placed at its end,
+    /// as softirq tasklets are (`hv::tasklet`): `w`'s pCPU then reschedules at once and the
+    /// idler's reschedule comes `phys_ipi_ns` later (`local_softirq_schedule`).
+    /// Only where the scheduler says so (`HvScheduler::wakes_after_exit`); elsewhere `u` is
+    /// woken at once.
+    pub(crate) fn wake_after_exit(&mut self, w: VcpuId, u: VcpuId) {
+        if !self.sched.as_ref().map_or(false, |s| s.wakes_after_exit()) {
+            return self.kick_idle_vcpu(u);
+        }
+        match self.vcpus[w].running_on().and_then(|p| self.hv_work_ends(p)) {
+            Some(at) => self.q.push(at, Ev::ExitWake(w, u)),
+            None => self.exit_wake(w, u),
+        }
+    }
+
+    /// A virtual interrupt sent by running vCPU `w`'s code in an exit (a function-call IPI):
+    /// to a halted target it is pending and wakes it when the exit is handled
+    /// (`wake_after_exit`); otherwise as `deliver_irq`.
+    pub(crate) fn deliver_irq_in_exit(&mut self, w: VcpuId, u: VcpuId, work: IrqWork) {
+        let after_exit = self.sched.as_ref().map_or(false, |s| s.wakes_after_exit());
+        if after_exit && self.vcpus[u].run == RunState::Blocked && !self.vipi_is_polled() {
+            self.vcpus[u].pending_irq.push(work);
+            return self.wake_after_exit(w, u);
+        }
+        self.deliver_irq(u, work)
+    }
+
+    /// `w`'s exit is handled (`wake_after_exit`): wake `u`, then serve a reschedule it asked of
+    /// `w`'s pCPU. More hypervisor work owed by `w` meanwhile (another exit) comes first.
+    pub(crate) fn exit_wake(&mut self, w: VcpuId, u: VcpuId) {
+        let Some(p) = self.vcpus[w].running_on() else { return self.kick_idle_vcpu(u) };
+        if let Some(at) = self.hv_work_ends(p) {
+            return self.q.push(at, Ev::ExitWake(w, u));
+        }
+        let asked_before = self.pcpus[p].resched_pending;
+        self.kick_idle_vcpu(u);
+        self.local_softirq_schedule(p, asked_before);
+    }
+
+    /// A SCHEDULE_SOFTIRQ raised on pCPU `p` by its own hypervisor work just done (a wake-up
+    /// in an exit's handling, a softirq tasklet's delivery) is handled at once, before VM
+    /// entry: `__do_softirq` (xen/common/softirq.c) loops until nothing is pending. The IPI
+    /// event that `tickle` queued for it then finds nothing pending. A request made before
+    /// (`asked_before`) keeps its IPI.
+    pub(crate) fn local_softirq_schedule(&mut self, p: PcpuId, asked_before: bool) {
+        if !asked_before && self.pcpus[p].resched_pending && self.hv_work_ends(p).is_none() && !self.in_tasklet(p) {
+            self.pcpus[p].resched_pending = false;
+            let why = if std::mem::take(&mut self.pcpus[p].yield_pending) { Reason::Yield } else { Reason::Timer };
+            self.schedule(p, why);
+        }
+    }
+
     /// The guest executes HLT: an exit, then the vCPU blocks unless work is pending.
     pub(crate) fn start_halt(&mut self, v: VcpuId) {
         let vc = &mut self.vcpus[v];
@@ -823,4 +882,61 @@ mod tests {
         assert_eq!(w, 4096 * 32);
         assert_eq!(shrink_window(w, base, 0), base);
     }
+
+    /// Two pCPUs of one socket, Xen 4.1's credit: a 2-vCPU VM whose one thread computes on
+    /// vCPU `w` (pCPU `p`) and whose vCPU `u` is halted, last on `p`; the other pCPU `q`
+    /// idles. `w`'s code wakes a thread onto `u` (a wake-up IPI). Returns `u`'s run state
+    /// 10 µs later and its migrations meanwhile, and `(p, q)`.
+    fn guest_wake_beside_an_idle_pcpu() -> (RunState, u64, (PcpuId, PcpuId)) {
+        use crate::engine::{NS_PER_MS, NS_PER_US};
+        use crate::scenario::from_toml_str;
+        use crate::sim::{Overrides, Simulation};
+        let text = r#"
+duration_ms = 50
+[host]
+cores_per_socket = 2
+[hypervisor]
+scheduler = "credit"
+params = { wake = "xen41", ratelimit_us = 0, load_balance_ratelimit_us = 0 }
+[[vms]]
+vcpus = 2
+workloads = [{ kind = "custom", groups = [
+  { threads = 1, program = [{ op = "forever", body = [{ op = "compute", us = 1000 }] }] },
+  { threads = 1, program = [{ op = "sleep", us = 1000000000 }] },
+] }]
+"#;
+        let sc = from_toml_str(text).expect("scenario parses");
+        let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+        s.run_until(15 * NS_PER_MS).unwrap();
+        let w_ = s.world();
+        let (w, u) = if w_.vcpus[0].cur.is_some() { (0, 1) } else { (1, 0) };
+        let RunState::Running(p) = w_.vcpus[w].run else { panic!("the computing vCPU runs") };
+        let q = 1 - p;
+        if (w_.vcpus[u].run, w_.pcpus[q].cur) != (RunState::Blocked, None) {
+            panic!("setup: vCPU {u} halted, pCPU {q} idle");
+        }
+        let sleeper = 1;
+        assert_eq!(w_.threads[sleeper].vcpu, u, "the sleeping thread belongs to the halted vCPU");
+        w_.vcpus[u].last_pcpu = p;
+        let migrations = w_.vcpus[u].migrations;
+        w_.threads[sleeper].act = Activity::Ready;
+        w_.enqueue_thread(sleeper, u, Some(w), Some(NS_PER_MS));
+        s.run_until(15 * NS_PER_MS + 10 * NS_PER_US).unwrap();
+        let w_ = s.world();
+        (w_.vcpus[u].run, w_.vcpus[u].migrations - migrations, (p, q))
+    }
+
+    #[test]
+    fn a_guest_wake_onto_the_wakers_pcpu_runs_there_before_a_tickled_idler_can_steal_it() {
+        // `u` (BOOST) outranks `w` (UNDER) and is queued on `p`, which it tickles; `p` being
+        // busy, it tickles the idle `q` too (4.1 `__runq_tickle`). `p` handles its own
+        // SCHEDULE_SOFTIRQ when `w`'s ICR-write exit (`exit_ipi_ns`, 1.5 µs) is handled, and
+        // switches to `u`; `q` takes the event-check IPI `phys_ipi_ns` (1 µs) later and finds
+        // only `w`, in its scheduling tail (world_switch_ns − sched_call_ns = 2.24 µs), so it
+        // keeps idling. Before session 15 the wake came at the exit's start, `p`'s reschedule
+        // waited for the exit's end (1.5 µs) and `q`'s came after 1 µs and stole `u`.
+        let (run, migrations, (p, _)) = guest_wake_beside_an_idle_pcpu();
+        assert_eq!((run, migrations), (RunState::Running(p), 0));
+    }
+
 }

@@ -252,11 +252,7 @@ impl World {
         while let Some((t, w)) = self.pcpus[p].tasklet.queue.pop_front() {
             self.tasklet_deliver(p, t, w);
         }
-        if !asked_before && self.pcpus[p].resched_pending && self.hv_work_ends(p).is_none() {
-            self.pcpus[p].resched_pending = false;
-            let why = if std::mem::take(&mut self.pcpus[p].yield_pending) { Reason::Yield } else { Reason::Timer };
-            self.schedule(p, why);
-        }
+        self.local_softirq_schedule(p, asked_before);
     }
 
     /// Whether pCPU `p` is running tasklets without a vCPU (reschedules wait for it).

@@ -71,6 +71,9 @@ pub(crate) enum Ev {
     Background(PcpuId, u64),
     /// The host timer interrupt at which a vCPU's VMM polls its mailbox (`hv::vipi`).
     VmmPoll(VcpuId),
+    /// The exit of running vCPU `.0` that wakes halted vCPU `.1` is handled (`hv::machine`
+    /// `wake_after_exit`).
+    ExitWake(VcpuId, VcpuId),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -639,6 +642,7 @@ impl World {
                 }
             }
             Ev::Background(p, k) => self.background_tick(p, k),
+            Ev::ExitWake(w, u) => self.exit_wake(w, u),
             Ev::VmmPoll(v) => {
                 if self.vcpus[v].vmm_poll_timer.fire(gen) {
                     self.vmm_poll(v);

@@ -131,7 +131,7 @@ impl<S: BalanceHost> Balance<S> {
 }
 
 impl<S: BalanceHost> HvScheduler for Balance<S> {
-    forward_hooks!(inner: pause_exit, vipi_pending, directed_yield, tasklet_mode, lazy_context_switch, ple_grows_by_default, yield_stats, halt_polls_by_default, single_task_running, enforces_caps, set_seed);
+    forward_hooks!(inner: pause_exit, vipi_pending, directed_yield, tasklet_mode, wakes_after_exit, lazy_context_switch, ple_grows_by_default, yield_stats, halt_polls_by_default, single_task_running, enforces_caps, set_seed);
 
     fn name(&self) -> &'static str {
         "balance"

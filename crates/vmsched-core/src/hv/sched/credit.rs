@@ -888,6 +888,14 @@ impl HvScheduler for Credit {
         self.tasklet
     }
 
+    /// Under `xen41` and `xen34` a woken vCPU is queued on its last pCPU, which is tickled to
+    /// preempt, and an idler is tickled too (`__runq_tickle`): the waker's pCPU handles its
+    /// own SCHEDULE_SOFTIRQ before VM entry, ahead of the idler's event-check IPI
+    /// (docs/policies.md ## credit_wake). Under `place_idle` the woken vCPU goes to the idler.
+    fn wakes_after_exit(&self) -> bool {
+        self.wake != WakeRule::PlaceIdle
+    }
+
     fn lazy_context_switch(&self) -> bool {
         self.lazy_context_switch
     }

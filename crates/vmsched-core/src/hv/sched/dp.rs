@@ -292,7 +292,7 @@ impl Dp {
 }
 
 impl HvScheduler for Dp {
-    forward_hooks!(credit: tasklet_mode, lazy_context_switch, enforces_caps);
+    forward_hooks!(credit: tasklet_mode, wakes_after_exit, lazy_context_switch, enforces_caps);
 
     fn name(&self) -> &'static str {
         "dp"

@@ -361,7 +361,7 @@ impl FlexS {
 }
 
 impl HvScheduler for FlexS {
-    forward_hooks!(credit: pause_exit, vipi_pending, tasklet_mode, lazy_context_switch, enforces_caps);
+    forward_hooks!(credit: pause_exit, vipi_pending, tasklet_mode, wakes_after_exit, lazy_context_switch, enforces_caps);
 
     fn name(&self) -> &'static str {
         "flex"

@@ -161,6 +161,15 @@ pub trait HvScheduler: Send {
     fn tasklet_mode(&self) -> TaskletMode {
         TaskletMode::Softirq
     }
+    /// Whether a wake-up that a running vCPU's code raises in an exit (a wake-up IPI to a
+    /// halted vCPU) takes effect when the exit's handling ends, so that a reschedule it asks
+    /// of the waker's own pCPU runs before a tickled idler's (`hv::machine`
+    /// `wake_after_exit`). Xen 3.4/4.1 credit (`wake = "xen34"`, `"xen41"`), which tickles
+    /// both the woken vCPU's busy pCPU and an idler, says yes; elsewhere the woken vCPU goes
+    /// to an idle pCPU directly and the wake-up takes effect at the exit.
+    fn wakes_after_exit(&self) -> bool {
+        false
+    }
     /// Whether the hypervisor switches lazily (`hv::lazy_switch`: Xen's `context_switch` keeps
     /// a vCPU's state loaded across a switch to the idle vCPU). Xen's schedulers take it from
     /// `hypervisor.params.lazy_context_switch`.
@@ -221,6 +230,9 @@ macro_rules! forward_hooks {
     };
     (@ $i:ident tasklet_mode) => {
         fn tasklet_mode(&self) -> super::TaskletMode { self.$i.tasklet_mode() }
+    };
+    (@ $i:ident wakes_after_exit) => {
+        fn wakes_after_exit(&self) -> bool { self.$i.wakes_after_exit() }
     };
     (@ $i:ident lazy_context_switch) => {
         fn lazy_context_switch(&self) -> bool { self.$i.lazy_context_switch() }
