@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, field, make_dataclass, replace
 
 from vmsched.batch import Run, simulate_all
 from vmsched.reproduce import csrc, expected
@@ -68,23 +68,9 @@ def _default(name: str):
     return field(default_factory=lambda: fitted(KEYS[name]))
 
 
-@dataclass(frozen=True)
-class P:
-    """A point: the cache model's four parameters and what the solve fits at the peak
-    (calibration.toml's values by default)."""
-    alpha: float = _default("alpha")
-    k: float = _default("k")
-    r: float = _default("r")
-    beta: float = _default("beta")
-    load: float = _default("load")
-    scale: float = _default("scale")
-    ext: float = _default("ext")
-    hlt: float = _default("hlt")
-    eoi: float = _default("eoi")
-    ref: float = _default("ref")
-    window: float = _default("window")
-    disk_us: float = _default("disk_us")
-    ws: float = _default("ws")
+#: A point: the cache model's four parameters (alpha, k, r, beta) and what the solve fits at
+#: the peak, one float field per entry of KEYS (calibration.toml's values by default).
+P = make_dataclass("P", [(name, float, _default(name)) for name in KEYS], frozen=True)
 
 
 def build(p: P, tiles: int, ms: float) -> dict:

@@ -408,8 +408,7 @@ impl World {
             match d.next {
                 Some(n) => {
                     self.pcpus[p].context_switches += 1;
-                    let full = !self.switch_is_lazy(p, Some(n));
-                    self.dispatch(n, p, exit);
+                    let full = self.dispatch(n, p, exit);
                     if let Some(v) = prev.filter(|_| prev_runnable && full) {
                         self.sched_tail(v, p);
                     }
@@ -494,14 +493,16 @@ impl World {
     }
 
     /// Run vCPU `v` on pCPU `p`; the world switch belongs to VM exit `exit` (`schedule`).
-    fn dispatch(&mut self, v: VcpuId, p: PcpuId, exit: Option<ExitReason>) {
+    /// Returns whether the switch was a full one (not lazy, `hv::lazy_switch`).
+    fn dispatch(&mut self, v: VcpuId, p: PcpuId, exit: Option<ExitReason>) -> bool {
         let now = self.q.now();
         debug_assert!(self.pcpus[p].cur.is_none());
         self.pcpu_idle_end(p);
         let idle_hv_left = self.idle_hv_take(p);
         // A full switch (not the lazy one back to the loaded vCPU, `hv::lazy_switch`) flushes
         // the pCPU's guest TLB entries before the incoming thread's refill is reckoned.
-        if !self.switch_is_lazy(p, Some(v)) {
+        let full = !self.switch_is_lazy(p, Some(v));
+        if full {
             self.tlb_flush(p);
         }
         let last = self.vcpus[v].last_pcpu;
@@ -550,6 +551,7 @@ impl World {
         self.pv_resume(v);
         self.resume_spinner(v);
         self.arm_exec(v);
+        full
     }
 
     /// The pCPU has nothing to run from now on (idle time and idle-while-waiting start).
@@ -593,9 +595,19 @@ impl World {
     /// Only where the scheduler says so (`HvScheduler::wakes_after_exit`); elsewhere `u` is
     /// woken at once.
     pub(crate) fn wake_after_exit(&mut self, w: VcpuId, u: VcpuId) {
-        if !self.sched.as_ref().map_or(false, |s| s.wakes_after_exit()) {
+        if !self.wakes_after_exit() {
             return self.kick_idle_vcpu(u);
         }
+        self.wake_when_exit_handled(w, u);
+    }
+
+    /// Whether the scheduler places wake-ups raised in an exit at the exit's end
+    /// (`HvScheduler::wakes_after_exit`).
+    fn wakes_after_exit(&self) -> bool {
+        self.sched.as_ref().map_or(false, |s| s.wakes_after_exit())
+    }
+
+    fn wake_when_exit_handled(&mut self, w: VcpuId, u: VcpuId) {
         match self.vcpus[w].running_on().and_then(|p| self.hv_work_ends(p)) {
             Some(at) => self.q.push(at, Ev::ExitWake(w, u)),
             None => self.exit_wake(w, u),
@@ -606,10 +618,9 @@ impl World {
     /// to a halted target it is pending and wakes it when the exit is handled
     /// (`wake_after_exit`); otherwise as `deliver_irq`.
     pub(crate) fn deliver_irq_in_exit(&mut self, w: VcpuId, u: VcpuId, work: IrqWork) {
-        let after_exit = self.sched.as_ref().map_or(false, |s| s.wakes_after_exit());
-        if after_exit && self.vcpus[u].run == RunState::Blocked && !self.vipi_is_polled() {
+        if self.wakes_after_exit() && self.vcpus[u].run == RunState::Blocked && !self.vipi_is_polled() {
             self.vcpus[u].pending_irq.push(work);
-            return self.wake_after_exit(w, u);
+            return self.wake_when_exit_handled(w, u);
         }
         self.deliver_irq(u, work)
     }
