@@ -1,5 +1,6 @@
 """The compliant peak of the csrc reproductions (python/vmsched/reproduce/csrc.py): the monotone
-fit, the crossing of a role's limit on a synthetic response table, the sweep's mode, and the
+fit, the crossing of the QoS limit by the total response (and, under the per-role reading, by
+each role) on a synthetic response table, the sweep's mode, and the
 premise of the warm-up twins (a shorter run with the same seed is the longer run's beginning)."""
 
 from __future__ import annotations
@@ -49,43 +50,68 @@ def _table(means: dict[tuple[str, int, str], float], spread_ms: float = 0.01) ->
 
 
 def _sweep(web: list[float], mail: list[float] | None = None, app: list[float] | None = None,
-           limit: float = 1.0) -> dict:
+           limit: float = 1.0, spread_ms: float = 0.01) -> dict:
+    """The original answers ``limit`` in every role at its peak (so its total response is
+    ``limit`` too); CSRC's roles answer the curves given along TILES, 0.5 ms if not given."""
     below = [0.5] * len(TILES)
     means = {("original", csrc.PEAK_TILES, role): limit for role in csrc.QOS_ROLES}
     for role, ys in (("web", web), ("mail", mail or below), ("app", app or below)):
         means.update({("csrc", t, role): y for t, y in zip(TILES, ys)})
-    return _table(means)
+    return _table(means, spread_ms)
 
 
-def test_the_compliant_peak_is_where_the_mean_response_crosses_the_limit_interpolated():
-    r = _sweep(web=[0.8, 0.9, 1.1, 1.3])
+def _alike(ys: list[float]) -> dict:
+    """Every role answers ``ys``: the total response (their geometric mean) is ``ys`` too."""
+    return _sweep(web=ys, mail=ys, app=ys)
+
+
+def test_the_compliant_peak_is_where_the_mean_total_response_crosses_the_limit_interpolated():
+    r = _alike([0.8, 0.9, 1.1, 1.3])
     assert csrc.compliant_tiles(r, "csrc", TILES) == pytest.approx(9.5)
 
 
+def test_the_total_response_is_the_geometric_mean_of_the_roles():
+    # mail x app = 1, so the total is web^(1/3): 0.8^(1/3) = 0.9283 at 9 tiles and
+    # 1.6^(1/3) = 1.1696 at 10; it crosses 1 at 9 + 0.0717 / 0.2413 tiles. Mail answers 2 ms,
+    # twice its own limit, from the start: the per-role reading would put the peak at 8.
+    r = _sweep(web=[0.4, 0.8, 1.6, 3.2], mail=[2.0] * 4, app=[0.5] * 4, spread_ms=0.0)
+    x9, x10 = 0.8 ** (1 / 3), 1.6 ** (1 / 3)
+    assert csrc.compliant_tiles(r, "csrc", TILES) == pytest.approx(9 + (1 - x9) / (x10 - x9))
+    assert csrc.per_role_compliant_tiles(r, "csrc", TILES) == float(TILES[0])
+
+
 def test_a_point_poking_above_its_successor_is_pooled_before_the_crossing_is_read():
-    # Pointwise the web curve would cross at 8.9 tiles (1.02 ms at 9); pooled with 10 tiles
-    # (same standard error) into 0.96 ms it stays below the limit until 10 + 0.04 / 0.34.
-    r = _sweep(web=[0.8, 1.02, 0.9, 1.3])
+    # Pointwise the curve would cross at 8.9 tiles (1.02 ms at 9); pooled with 10 tiles (same
+    # standard error) into 0.96 ms it stays below the limit until 10 + 0.04 / 0.34.
+    r = _alike([0.8, 1.02, 0.9, 1.3])
     assert csrc.compliant_tiles(r, "csrc", TILES) == pytest.approx(10 + 0.04 / 0.34)
 
 
-def test_no_compliant_peak_when_no_role_reaches_its_limit_in_the_sweep():
-    r = _sweep(web=[0.6, 0.7, 0.8, 0.9], mail=[0.9, 0.9, 0.95, 0.99])
+def test_no_compliant_peak_when_the_total_response_stays_below_the_limit_in_the_sweep():
+    r = _alike([0.6, 0.7, 0.8, 0.99])
     assert csrc.compliant_tiles(r, "csrc", TILES) is None
 
 
-def test_a_role_over_its_limit_from_the_start_puts_the_peak_at_the_sweeps_first_load():
-    r = _sweep(web=[0.6, 0.7, 0.8, 0.9], app=[1.2, 1.3, 1.4, 1.5])
+def test_a_total_response_over_the_limit_from_the_start_puts_the_peak_at_the_sweeps_first_load():
+    r = _alike([1.2, 1.3, 1.4, 1.5])
     assert csrc.compliant_tiles(r, "csrc", TILES) == float(TILES[0])
 
 
-def test_the_first_role_to_cross_sets_the_peak():
+def test_one_role_over_its_own_limit_leaves_the_peak_to_the_total_response():
+    # web crosses its own limit at 9.5 tiles, but with mail and app at 0.5 ms the total is
+    # (1.3 x 0.25)^(1/3) = 0.69 ms at 11 tiles, below the original's 1.0.
+    r = _sweep(web=[0.8, 0.9, 1.1, 1.3])
+    assert csrc.compliant_tiles(r, "csrc", TILES) is None
+    assert csrc.per_role_compliant_tiles(r, "csrc", TILES) == pytest.approx(9.5)
+
+
+def test_the_first_role_to_cross_sets_the_per_role_peak():
     r = _sweep(web=[0.8, 0.9, 1.1, 1.3], mail=[0.9, 1.1, 1.2, 1.3])
-    assert csrc.compliant_tiles(r, "csrc", TILES) == pytest.approx(8.5)
+    assert csrc.per_role_compliant_tiles(r, "csrc", TILES) == pytest.approx(8.5)
 
 
 def test_the_noise_band_brackets_the_peak():
-    r = _sweep(web=[0.8, 0.9, 1.1, 1.3])
+    r = _alike([0.8, 0.9, 1.1, 1.3])
     lo = csrc.compliant_tiles(r, "csrc", TILES, -csrc.BAND_SE)
     hi = csrc.compliant_tiles(r, "csrc", TILES, csrc.BAND_SE)
     # The per-seed spread 0.01 ms gives each mean an SE of 0.01 x sqrt(8/7) / sqrt(8), the
