@@ -12,6 +12,14 @@
 //! 1 − max/period to 1 − max(d_k, d_{k+1})/period per period pair (62.5 % for 15/30, 50 % for
 //! 5/40, seed §7.5.2).
 //!
+//! `phase_ms` places the run in the timer's cycle: t = 0 lies `phase_ms` after the start of
+//! period 0, so a run may begin inside a spin or between two. The seed repeats each benchmark
+//! and reports the mean (± its deviation, Tables 10-11), and a run starts wherever the 80 ms
+//! timer happens to be; a run that always begins at a period boundary (phase 0) sees the same
+//! end of its last period every time, which for runs of a few periods shifts the measured
+//! slowdown by up to a delay over the run's length. Averaging over phases spread across the
+//! delays' cycle (`period × len(delays)`) removes that.
+//!
 //! While the spin lasts the pCPU does nothing else: a vCPU running there stays on it but makes
 //! no progress (its time is hypervisor time, `hv`), interrupts and exits aimed at it wait
 //! until the spin ends, and a vCPU dispatched onto the pCPU during the spin (for instance one
@@ -47,6 +55,10 @@ pub struct BackgroundSpec {
     /// pCPUs with the background load (default: all), in the order that defines `offset`.
     #[serde(default)]
     pub pcpus: Option<Vec<u32>>,
+    /// Where t = 0 lies in the timer's cycle: this long after period 0 began (0: at a
+    /// period boundary). Below `period_ms × len(delays_ms)`.
+    #[serde(default)]
+    pub phase_ms: f64,
 }
 
 fn d_period_ms() -> f64 {
@@ -74,6 +86,8 @@ pub(crate) struct Background {
     pub pattern: BackgroundPattern,
     /// Rank of each pCPU in the listed order (None: no background there).
     pub rank: Vec<Option<usize>>,
+    /// t = 0 lies this long after period 0 began (`phase_ms`).
+    pub phase_ns: Ns,
 }
 
 impl Background {
@@ -96,7 +110,13 @@ impl Background {
             delays_ns: spec.delays_ms.iter().map(|&d| ms_to_ns(d)).collect(),
             pattern: spec.pattern,
             rank,
+            phase_ns: ms_to_ns(spec.phase_ms),
         }
+    }
+
+    /// When period `k` begins, relative to t = 0 (period 0 began `phase_ns` before it).
+    fn period_start(&self, k: u64) -> i128 {
+        (k * self.period_ns) as i128 - self.phase_ns as i128
     }
 
     /// The spin of pCPU `p` in period `k` (starting at `k × period`), if `p` has a background.
@@ -127,6 +147,13 @@ pub(crate) fn validate(spec: &BackgroundSpec, n_pcpus: u64) -> Result<(), Scenar
             ));
         }
     }
+    let cycle_ms = spec.period_ms * spec.delays_ms.len() as f64;
+    if !spec.phase_ms.is_finite() || spec.phase_ms < 0.0 || spec.phase_ms >= cycle_ms {
+        return Err(ScenarioError::new(
+            format!("{p}.phase_ms"),
+            format!("must lie in [0, period_ms x len(delays_ms) = {cycle_ms}) ms, got {}", spec.phase_ms),
+        ));
+    }
     if let Some(list) = &spec.pcpus {
         for (i, &c) in list.iter().enumerate() {
             if c as u64 >= n_pcpus {
@@ -145,22 +172,25 @@ pub(crate) fn overlap(a0: Ns, a1: Ns, b0: Ns, b1: Ns) -> Ns {
 }
 
 impl World {
-    /// Schedule the first background spin of every pCPU that has one.
+    /// Schedule the first background spin of every pCPU that has one: at t = 0, in the period
+    /// that t = 0 lies in (`phase_ns` into its cycle), where its spin may already be under way.
     pub(crate) fn background_start(&mut self) {
         let Some(bg) = &self.background else { return };
+        let k0 = bg.phase_ns / bg.period_ns;
         let ps: Vec<PcpuId> = (0..self.pcpus.len()).filter(|&p| bg.rank[p].is_some()).collect();
         for p in ps {
-            self.q.push(0, Ev::Background(p, 0));
+            self.q.push(0, Ev::Background(p, k0));
         }
     }
 
-    /// Period `k` begins on pCPU `p`: its timer handler spins for this period's delay.
+    /// Period `k` is under way on pCPU `p` (it begins now, or began before t = 0): its timer
+    /// handler spins for this period's delay, less what of it lay before now.
     pub(crate) fn background_tick(&mut self, p: PcpuId, k: u64) {
         let Some(bg) = &self.background else { return };
-        let period = bg.period_ns;
-        let delay = bg.delay(p, k).unwrap_or(0);
         let now = self.now();
-        self.q.push((k + 1) * period, Ev::Background(p, k + 1));
+        let begun = (now as i128 - bg.period_start(k)).max(0) as Ns;
+        let delay = bg.delay(p, k).unwrap_or(0).saturating_sub(begun);
+        self.q.push(bg.period_start(k + 1) as Ns, Ev::Background(p, k + 1));
         if delay == 0 {
             return;
         }
@@ -217,7 +247,7 @@ mod tests {
     use super::*;
 
     fn spec(pattern: BackgroundPattern, delays: &[f64]) -> BackgroundSpec {
-        BackgroundSpec { period_ms: 80.0, delays_ms: delays.to_vec(), pattern, pcpus: Some(vec![0, 1]) }
+        BackgroundSpec { period_ms: 80.0, delays_ms: delays.to_vec(), pattern, pcpus: Some(vec![0, 1]), phase_ms: 0.0 }
     }
 
     #[test]
@@ -252,6 +282,11 @@ mod tests {
         s.pcpus = Some(vec![1, 1]);
         assert_eq!(validate(&s, 4).unwrap_err().path, "host.background.pcpus[1]");
         s.pcpus = None;
+        s.phase_ms = 80.0; // one delay: the cycle is one period
+        assert_eq!(validate(&s, 4).unwrap_err().path, "host.background.phase_ms");
+        s.phase_ms = -1.0;
+        assert_eq!(validate(&s, 4).unwrap_err().path, "host.background.phase_ms");
+        s.phase_ms = 0.0;
         s.period_ms = 0.0;
         assert_eq!(validate(&s, 4).unwrap_err().path, "host.background.period_ms");
     }

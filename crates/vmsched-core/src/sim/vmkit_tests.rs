@@ -268,6 +268,25 @@ fn background_spins_take_their_delays_from_every_listed_pcpu_busy_or_idle() {
 }
 
 #[test]
+fn a_run_begins_where_the_timer_phase_puts_it_in_the_background_cycle() {
+    // Delays 15/30 ms every 80 ms; over the first 50 ms only period 0's spin can fall in the
+    // run. Phase 0: the run starts with the whole 15 ms spin. Phase 5: period 0 began 5 ms
+    // before, 10 ms of its spin are left. Phase 20: its spin ended 5 ms before the run, and
+    // period 1 begins at 60 ms. Phase 100: t = 0 lies 20 ms into period 1, whose 30 ms spin
+    // has 10 ms left.
+    for (phase, want_ms) in [(0, 15), (5, 10), (20, 0), (100, 10)] {
+        let text = pattern(PATTERN, Some("synchronous"), "[15, 30]", "kind = \"rambench\"")
+            .replace("pattern = \"synchronous\" }", &format!("pattern = \"synchronous\", phase_ms = {phase} }}"))
+            .replace("seed = 1\n", "seed = 1\nduration_ms = 50\n");
+        assert!(text.contains("phase_ms"), "{text}");
+        let r = run(&text);
+        for pc in &r.pcpus {
+            assert_eq!(pc.background_ns, want_ms * 1_000_000, "phase {phase} ms: pcpu {}", pc.pcpu);
+        }
+    }
+}
+
+#[test]
 fn cross_node_placement_slows_memory_bound_work() {
     let same = run(NUMA);
     let cross = run(&NUMA.replace("pin = [0, 1]", "pin = [0, 4]"));
