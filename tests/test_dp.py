@@ -47,8 +47,11 @@ def test_mean_over_seeds_trims_when_asked_and_is_the_plain_mean_by_default():
 class _Run:
     """A finished run's summary with only what dp's measures read."""
 
-    def __init__(self, key: str, value: float, **more: float):
-        self.summary = {"vms": [{"finished": True, "bench": {"w0": {key: value, **more}}}]}
+    def __init__(self, key: str, value: float, migrations: int = 0, mutex_spin_ns: float = 0.0,
+                 **more: float):
+        self.summary = {"vms": [{"finished": True, "bench": {"w0": {key: value, **more}},
+                                 "migrations": migrations,
+                                 "guest_ns": {"mutex_spin": mutex_spin_ns, "lock_spin": 0.0}}]}
 
 
 def test_dp_runs_every_case_over_the_seeds_of_its_mode():
@@ -97,6 +100,24 @@ def test_dp_epcc_averages_whole_suite_runs():
     # dropped with one 6 ms run), DP 3 ms.
     assert q["credit_8t_ms"] == pytest.approx(6.0)
     assert q["gap_8t_ms"] == pytest.approx(3.0)
+
+
+def test_dp_counts_migrations_over_every_case_and_lock_waits_at_the_most_threads():
+    # Two thread counts, ten seeds: credit's benchmark VM migrates 10 times a run at 2 threads
+    # and 20 at 8, DP's 1 and 2, so the sums over the cases are 30 and 3 (the trimmed mean of
+    # equal runs is the run). Lock waits are read at the most threads only: credit's critical
+    # loop spins 5 ms there, DP's 2 ms (4 and 1 ms at 2 threads do not count).
+    r = {}
+    for seed in range(1, 11):
+        for s, mig, spin in (("credit", (10, 20), (4e6, 5e6)), ("dp", (1, 2), (1e6, 2e6))):
+            for k, t in enumerate((2, 8)):
+                for c in dp.EPCC_CONSTRUCTS:
+                    r[f"{s}-{c}-{t}t@{seed}"] = _Run("test_ns", 1e6, migrations=mig[k] if c == "barrier" else 0,
+                                                     mutex_spin_ns=spin[k] if c == "critical" else 0.0)
+    assert dp.migrations_per_scheduler(r) == {"credit": pytest.approx(30.0), "dp": pytest.approx(3.0)}
+    q = dp.EPCC.measure(r)
+    assert (q["migrations_credit"], q["migrations_dp"]) == (pytest.approx(30.0), pytest.approx(3.0))
+    assert (q["lock_wait_credit_most_ms"], q["lock_wait_dp_most_ms"]) == (pytest.approx(5.0), pytest.approx(2.0))
 
 
 def test_dp_stream_team_meets_at_the_barrier_ending_each_parallel_for():

@@ -630,7 +630,8 @@ def _t1_measure(r: Mapping[str, Any]) -> dict[str, float]:
 #: EOI write of each handled virtual interrupt (``apic_eoi``): seed §4.2 b, "register access
 #: operations, such as EOI and ICR". ``none`` is work on an idle pCPU, in no exit.
 HV_EXITS = {"hv_ext_intr_pct": ("ext_intr",), "hv_apic_access_pct": ("ipi", "apic_eoi"),
-            "hv_hlt_pct": ("hlt",), "hv_no_exit_pct": ("none",)}
+            "hv_hlt_pct": ("hlt",), "hv_io_pct": ("io",), "hv_other_exits_pct": ("hypercall", "ple"),
+            "hv_no_exit_pct": ("none",)}
 
 
 @over_seeds
@@ -680,6 +681,8 @@ TABLE1_FIG12 = Reproduction(
         Quantity("hv_ext_intr_pct", "hypervisor share in external-interrupt exits", "%", "CPU"),
         Quantity("hv_apic_access_pct", "hypervisor share in APIC-access exits (EOI and ICR writes)", "%", "CPU"),
         Quantity("hv_hlt_pct", "hypervisor share in HLT exits (idle state left out)", "%", "CPU"),
+        Quantity("hv_io_pct", "hypervisor share in I/O-instruction exits", "%", "CPU"),
+        Quantity("hv_other_exits_pct", "hypervisor share in the other exits (hypercall, PAUSE)", "%", "CPU"),
         Quantity("hv_no_exit_pct", "hypervisor share outside any VM exit (idle pCPUs)", "%", "CPU"),
         Quantity("context_switch_cpu_pct", "context switching share of CPU", "%", "CPU"),
         Quantity("busy_pct", "CPU utilisation", "%", "CPU"),
@@ -692,8 +695,23 @@ TABLE1_FIG12 = Reproduction(
     claims=[
         Claim("most scheduler calls switch vCPUs (context switches ≥ 80 % of scheduler calls)",
               lambda q: q["switches_per_sched_call"] >= 0.8),
-        Claim("context switching is a large part of the hypervisor's time (≥ 25 %)",
-              lambda q: q["context_switch_cpu_pct"] >= 0.25 * q["hv_pct"]),
+        # Table 1: "cycles consumed by the context switch process occupy more than 27% of total
+        # hypervisor cycles at peak performance" (≥ 25 % until session 16).
+        Claim("context switching is more than 27 % of the hypervisor's time",
+              lambda q: q["context_switch_cpu_pct"] > 0.27 * q["hv_pct"]),
+        # Added in session 16 by the completeness rule (expected.py's module docstring).
+        # §4.2, Figure 9: "The VMExit event of 'External Interrupt' consumes the largest
+        # portion ... The rest 52 VMExit only contribute less than 2% CPU utilization."
+        Claim("external-interrupt exits take the largest part of the hypervisor's time (Figure 9)",
+              lambda q: q["hv_ext_intr_pct"] > max(q["hv_apic_access_pct"], q["hv_hlt_pct"], q["hv_io_pct"],
+                                                   q["hv_other_exits_pct"])),
+        Claim("the exits other than external interrupt, APIC access, HLT and I/O instruction take "
+              "less than 2 % of the CPU (Figure 9)",
+              lambda q: q["hv_other_exits_pct"] < 2),
+        # §4.3, Figure 12: "most of the context switches take place in the 'External Interrupt'
+        # VMExit events".
+        Claim("most context switches are taken in external-interrupt exits (Figure 12)",
+              lambda q: q["cause_ext_intr_pct"] > 50),
     ],
     fitted=["context_switches_per_pcpu_s", "context_switch_cpu_pct", "busy_pct",
             "hv_ext_intr_pct", "hv_apic_access_pct", "hv_hlt_pct", "cause_hlt_pct"],
@@ -837,6 +855,12 @@ TABLE3_TABLE4 = Reproduction(
         # higher performance than previous result" (softirq tasklets'); §6: "more loads can be
         # added to achieve higher throughput with CSRC". Added in session 16 with the total
         # response's reading; under sessions 9-15's per-role reading it would not have held.
+        # §5.3: with softirq tasklets "the number of context switch (12006) is very close to the
+        # number of scheduler triggered (13668)"; the same bound as Table 1's claim. Added in
+        # session 16 by the completeness rule (expected.py's module docstring).
+        Claim("with softirq tasklets most scheduler calls still switch vCPUs (context switches "
+              "≥ 80 % of scheduler calls at their peak)",
+              lambda q: q["cs_softirq"] >= 0.8 * q["sched_softirq"]),
         Claim("CSRC's compliant peak lies at a higher load than softirq tasklets' and than the "
               "original's (9 tiles)",
               lambda q: q["peak_tiles_csrc"] > max(q["peak_tiles_softirq"], PEAK_TILES)),
@@ -876,6 +900,8 @@ def _f1517_measure(r: Mapping[str, Any]) -> dict[str, float]:
     for c in ("softirq", "csrc"):
         p = compliant_peak(r, c, tiles)
         q[f"tput_per_util_gain_{c}_pct"] = math.nan if p is None else 100 * (p[0] / p[1] / tpu_orig - 1)
+        q[f"tput_gain_{c}_pct"] = (math.nan if p is None
+                                   else 100 * (p[0] / throughput_per_s(r, peak["original"]) - 1))
         q[f"tput_per_util_same_load_gain_{c}_pct"] = 100 * (
             throughput_per_s(r, peak[c]) / busy(r, peak[c]) / tpu_orig - 1)
     near = [t for t in tiles if PEAK_TILES - 1 <= t <= PEAK_TILES]
@@ -893,6 +919,7 @@ def _f1517_measure(r: Mapping[str, Any]) -> dict[str, float]:
     # the shared-LLC pressure was fitted to (calibration.toml csrc.host.*).
     orig = lambda t: label(t, "original")
     q["resp_original_one_tile_ms"] = response_ms(r, orig(ONE_TILE))
+    q["resp_original_8_tiles_ms"] = response_ms(r, orig(PEAK_TILES - 1))
     for a, b in ((2, 1), (4, 2), (8, 4)):
         q[f"busy_growth_{a}_over_{b}"] = busy(r, orig(a)) / busy(r, orig(b))
     q["cpi_growth_original"] = (total(r, peak["original"], "llc_cpi_factor")
@@ -918,6 +945,8 @@ def _f1517_measure(r: Mapping[str, Any]) -> dict[str, float]:
     # Path length (module docstring, "Path length"): the original's growth from 4 to 8 tiles
     # (§4.1, Figure 7) and CSRC's saving against the original at 9 tiles (§6, Figure 18).
     q["pl_growth_original_4_to_8"] = (path_length_us(r, orig(8)) / path_length_us(r, orig(LIGHT_TILES)))
+    q["pl_growth_original_1_to_4"] = (path_length_us(r, orig(LIGHT_TILES)) / path_length_us(r, orig(ONE_TILE)))
+    q["pl_growth_original_1_to_9"] = (path_length_us(r, orig(PEAK_TILES)) / path_length_us(r, orig(ONE_TILE)))
     q["pl_reduction_csrc_pct"] = 100 * (1 - path_length_us(r, peak["csrc"])
                                         / path_length_us(r, peak["original"]))
     return q
@@ -935,6 +964,8 @@ FIG15_17 = Reproduction(
         Quantity("guest_part_saved_csrc_pts", "CPU saved by tasklets and CSRC at peak load, guest part", "points", "CPU at peak load"),
         Quantity("tput_per_util_gain_csrc_pct", "throughput per CPU at the compliant peak, CSRC vs original", "%", "throughput per CPU"),
         Quantity("tput_per_util_gain_softirq_pct", "throughput per CPU at the compliant peak, softirq vs original", "%", "throughput per CPU"),
+        Quantity("tput_gain_csrc_pct", "throughput at the compliant peak, CSRC vs original", "%", "throughput per CPU"),
+        Quantity("tput_gain_softirq_pct", "throughput at the compliant peak, softirq vs original", "%", "throughput per CPU"),
         Quantity("tput_per_util_same_load_gain_csrc_pct", "throughput per CPU at the same load, CSRC vs original", "%", "throughput per CPU"),
         Quantity("resp_reduction_near_peak_pct", "response time saved near peak (8-9 tiles), CSRC vs original", "%", "response time"),
         Quantity("resp_original_peak_ms", "response time at peak, original", "ms", "response time (ms)"),
@@ -942,6 +973,7 @@ FIG15_17 = Reproduction(
         Quantity("resp_light_csrc_over_original", "response time at light load (4 tiles), CSRC / original", "×", "light load"),
         Quantity("resp_light_csrc_over_softirq", "response time at light load (4 tiles), CSRC / softirq alone", "×", "light load"),
         Quantity("resp_original_one_tile_ms", "response time at 1 tile, original", "ms", "response time (ms)"),
+        Quantity("resp_original_8_tiles_ms", "response time at 8 tiles, original", "ms", "response time (ms)"),
         Quantity("busy_growth_2_over_1", "CPU utilisation, original, 2 tiles / 1 tile", "×", "growth with load"),
         Quantity("busy_growth_4_over_2", "CPU utilisation, original, 4 tiles / 2 tiles", "×", "growth with load"),
         Quantity("busy_growth_8_over_4", "CPU utilisation, original, 8 tiles / 4 tiles", "×", "growth with load"),
@@ -949,6 +981,8 @@ FIG15_17 = Reproduction(
         Quantity("llc_miss_growth_original", "LLC misses per instruction, original, 9 tiles / 1 tile", "×", "growth with load"),
         Quantity("tlb_miss_growth_original", "TLB misses per instruction, original, 9 tiles / 1 tile", "×", "growth with load"),
         Quantity("pl_growth_original_4_to_8", "path length (instructions per request), original, 8 tiles / 4 tiles", "×", "growth with load"),
+        Quantity("pl_growth_original_1_to_4", "path length, original, 4 tiles / 1 tile", "×", "growth with load"),
+        Quantity("pl_growth_original_1_to_9", "path length, original, 9 tiles / 1 tile", "×", "growth with load"),
         Quantity("cpi_reduction_csrc_pct", "CPI of guest compute saved by tasklets and CSRC (9 tiles)", "%", "CPI, cache misses and path length"),
         Quantity("llc_miss_reduction_csrc_pct", "LLC misses per instruction saved by tasklets and CSRC (9 tiles)", "%", "CPI, cache misses and path length"),
         Quantity("tlb_miss_reduction_csrc_pct", "TLB misses per instruction saved by tasklets and CSRC (9 tiles)", "%", "CPI, cache misses and path length"),
@@ -966,6 +1000,29 @@ FIG15_17 = Reproduction(
               lambda q: 1.0 < q["resp_light_csrc_over_original"] <= 1.2),
         Claim("no obvious change at light load: CPU utilisation within 10 % of the original's",
               lambda q: abs(q["busy_light_csrc_pct"] / q["busy_light_original_pct"] - 1) <= 0.10),
+        # Added in session 16 by the completeness rule (expected.py's module docstring).
+        # §6, Figure 20: "both guest and hypervisor parts obtain lower CPU utilization".
+        Claim("at the same (peak) load CSRC lowers both the guests' and the hypervisor's part of the CPU",
+              lambda q: q["hv_part_saved_csrc_pts"] > 0 and q["guest_part_saved_csrc_pts"] > 0),
+        # §6: "reducing both CPI and PL"; "Less number of context switches reduces the cache miss
+        # ratio" (Figures 18 and 19, 9 tiles).
+        Claim("at 9 tiles CSRC lowers the CPI, the path length and the LLC and TLB misses per instruction",
+              lambda q: min(q["cpi_reduction_csrc_pct"], q["pl_reduction_csrc_pct"],
+                            q["llc_miss_reduction_csrc_pct"], q["tlb_miss_reduction_csrc_pct"]) > 0),
+        # §4.1, Figure 4: the total response "keeps relatively low until close to the peak
+        # throughput from 0.13ms to 0.32ms (146% increase), an exponential-like increase from
+        # 8-tile to 9-tile": most of the rise from 1 to 9 tiles comes in the last tile.
+        Claim("the original's response time rises more from 8 to 9 tiles than from 1 to 8 (Figure 4)",
+              lambda q: q["resp_original_peak_ms"] - q["resp_original_8_tiles_ms"]
+              > q["resp_original_8_tiles_ms"] - q["resp_original_one_tile_ms"]),
+        # §4.1, Figure 7: "the trend of PL keeps relatively flat when system load is low, but
+        # increases slightly (5.9% increase from 4-tile to 8-tile)".
+        Claim("the original's path length grows less from 1 to 4 tiles than from 4 to 8 (Figure 7)",
+              lambda q: q["pl_growth_original_1_to_4"] < q["pl_growth_original_4_to_8"]),
+        # §4.1: "Whereas CPI increases sharply as throughput grows (88% increase from 1-tile to
+        # 9-tile). Obviously, the dramatic increase of CPI is the major contributor".
+        Claim("from 1 to 9 tiles the original's CPI grows more than its path length (Figure 7)",
+              lambda q: q["cpi_growth_original"] > q["pl_growth_original_1_to_9"]),
     ],
     fitted=["busy_original_pct", "cpi_growth_original", "llc_miss_growth_original",
             "tlb_miss_growth_original", "resp_original_one_tile_ms"],

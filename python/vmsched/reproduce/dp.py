@@ -161,6 +161,44 @@ def library(name: str, scheduler: str) -> dict:
     return d
 
 
+def _vm_stat(results: Mapping[str, Any], label: str, key: str) -> float:
+    """The benchmark VM's (``vms[0]``) per-VM summary figure ``key`` (``migrations``), or a part
+    of its guest time (``guest_ns.<part>``)."""
+    vm = results[label].summary["vms"][0]
+    if key.startswith("guest_ns."):
+        return float(vm["guest_ns"][key.split(".", 1)[1]])
+    return float(vm[key])
+
+
+def migrations_per_scheduler(r: Mapping[str, Any]) -> dict[str, float]:
+    """Per scheduler, the benchmark VM's vCPU migrations summed over the figure's cases (every
+    run of the scheduler, label ``<scheduler>-<case>@<seed>``), each case averaged over the
+    seeds as the figure's values are (:data:`TRIM_FRACTION`). Seed 003 §5.3, of all three
+    benchmarks: "DP-Scheduling can effectively increase CPU utilization by reducing
+    unnecessary migration"."""
+    out = {}
+    for s in SCHEDULERS:
+        cases = sorted({k.split("@")[0] for k in r if k.startswith(f"{s}-")})
+        out[s] = sum(_avg(r, lambda seed, c=c: _vm_stat(r, f"{c}@{seed}", "migrations")) for c in cases)
+    return out
+
+
+#: The migration figures and claim every DP reproduction carries (added in session 16 by the
+#: completeness rule, expected.py's module docstring).
+MIGRATION_QUANTITIES = [Quantity(f"migrations_{s}", f"{s}: the benchmark VM's vCPU migrations, all cases",
+                                 "migrations", "migrations") for s in ("credit", "dp")]
+MIGRATION_CLAIM = Claim("DP migrates the benchmark VM's vCPUs less than credit (§5.3: 'reducing "
+                        "unnecessary migration')",
+                        lambda q: q["migrations_dp"] < q["migrations_credit"])
+
+
+def _with_migrations(measure: Callable[[Mapping[str, Any]], dict[str, float]]):
+    """``measure`` and the benchmark VM's migrations per scheduler (:func:`migrations_per_scheduler`)."""
+    def both(r: Mapping[str, Any]) -> dict[str, float]:
+        return {**measure(r), **{f"migrations_{s}": v for s, v in migrations_per_scheduler(r).items()}}
+    return both
+
+
 def _bench(results: Mapping[str, Any], label: str, key: str) -> float:
     vm = results[label].summary["vms"][0]
     v = vm.get("bench", {}).get("w0", {}).get(key)
@@ -242,7 +280,7 @@ def _mib(kib: int) -> str:
 STREAM = Reproduction(
     name="dp-stream", seed_file=S003, figure="Figure 6",
     title="STREAM (8 threads) best rate by array size, credit vs DP",
-    runs=_stream_runs, measure=_stream_measure,
+    runs=_stream_runs, measure=_with_migrations(_stream_measure),
     quantities=[Quantity(f"{s}_{kib}kib_best_gbs", f"{s}, {_mib(kib)} arrays", "GB/s", "best rate")
                 for kib in STREAM_KIB[False] for s in SCHEDULERS]
     + [Quantity(f"dp_over_credit_{kib}kib", f"DP / credit, {_mib(kib)}", "×", "DP / credit")
@@ -252,7 +290,8 @@ STREAM = Reproduction(
        for kib in STREAM_KIB[False] for s in SCHEDULERS]
     + [Quantity(f"dp_over_credit_mean_{kib}kib", f"DP / credit, {_mib(kib)}, run mean", "×",
                 "DP / credit, run mean")
-       for kib in STREAM_KIB[False]],
+       for kib in STREAM_KIB[False]]
+    + MIGRATION_QUANTITIES,
     claims=[
         Claim("DP gets more bandwidth than credit while the arrays fit in the cache (smallest size)",
               lambda q: q["gap_smallest"] > 1.0),
@@ -261,6 +300,7 @@ STREAM = Reproduction(
               lambda q: q["gap_largest"] < q["gap_smallest"]),
         Claim("DP is not below credit at any array size",
               lambda q: q["dp_below_credit_sizes"] == 0),
+        MIGRATION_CLAIM,
     ],
     notes="STREAM's own figure, the best rate: the team's bytes per pass over its fastest pass "
           "(stream.c's 'Best Rate MB/s', bytes / the minimum time, first iteration skipped), per "
@@ -324,22 +364,37 @@ def _epcc_measure(r: Mapping[str, Any]) -> dict[str, float]:
         q[f"gap_{t}t_ms"] = q[f"credit_{t}t_ms"] - q[f"dp_{t}t_ms"]
     q["gap_fewest_ms"] = q[f"gap_{threads[0]}t_ms"]
     q["gap_most_ms"] = q[f"gap_{threads[-1]}t_ms"]
+    # §5.3: "DP-Scheduling scheduler reduces the time of waiting for locks obtained by other
+    # thread ... more obvious when the number of threads is closed to the total number of VCPU":
+    # the suite's time spinning on a lock held by another thread (libgomp's mutex, the critical
+    # sections; the guest's spinlocks), at the most threads, summed over the team.
+    for s in SCHEDULERS:
+        q[f"lock_wait_{s}_most_ms"] = _avg(r, lambda seed: sum(
+            _vm_stat(r, f"{s}-{c}-{threads[-1]}t@{seed}", f"guest_ns.{part}")
+            for c in EPCC_CONSTRUCTS for part in ("mutex_spin", "lock_spin"))) / 1e6
     return q
 
 
 EPCC = Reproduction(
     name="dp-epcc", seed_file=S003, figure="Figure 7",
     title="EPCC OpenMP microbenchmarks (barrier, reduction, critical) running time by threads",
-    runs=_epcc_runs, measure=_epcc_measure,
+    runs=_epcc_runs, measure=_with_migrations(_epcc_measure),
     quantities=[Quantity(f"{s}_{t}t_ms", f"{s}, {t} threads", "ms", "running time")
                 for t in EPCC_THREADS[False] for s in SCHEDULERS]
     + [Quantity(f"gap_{t}t_ms", f"credit − DP, {t} threads", "ms", "gap")
-       for t in EPCC_THREADS[False]],
+       for t in EPCC_THREADS[False]]
+    + [Quantity(f"lock_wait_{s}_most_ms", f"{s}: time waiting for locks, most threads", "ms", "lock wait")
+       for s in SCHEDULERS]
+    + MIGRATION_QUANTITIES,
     claims=[
         Claim("DP runs the suite faster than credit with as many threads as vCPUs",
               lambda q: q["gap_most_ms"] > 0),
         Claim("the gap grows with the number of threads",
               lambda q: q["gap_most_ms"] > q["gap_fewest_ms"]),
+        # Added in session 16 by the completeness rule (expected.py's module docstring).
+        Claim("with as many threads as vCPUs, DP's threads wait less for locks held by other threads",
+              lambda q: q["lock_wait_dp_most_ms"] < q["lock_wait_credit_most_ms"]),
+        MIGRATION_CLAIM,
     ],
     notes="Running time = the timed loops of barrier, reduction and critical added up, "
           "each as long as EPCC syncbench 2.0 runs it (21 timed runs, OUTERREPS = 20 plus "
@@ -419,16 +474,18 @@ def _size(b: int) -> str:
 IMB = Reproduction(
     name="dp-imb", seed_file=S003, figure="Figures 8 and 9",
     title="IMB Sendrecv and Exchange (8 ranks) transfer speed by message size, credit vs DP",
-    runs=_imb_runs, measure=_imb_measure,
+    runs=_imb_runs, measure=_with_migrations(_imb_measure),
     quantities=[Quantity(f"{p}_{s}_{b}b_mibs", f"{p} {s}, {_size(b)}", "MiB/s", f"{p}")
                 for p in IMB_PATTERNS for b in IMB_BYTES[False] for s in SCHEDULERS]
     + [Quantity(f"{p}_dp_over_credit_{b}b", f"{p} DP / credit, {_size(b)}", "×", "DP / credit")
-       for p in IMB_PATTERNS for b in IMB_BYTES[False]],
+       for p in IMB_PATTERNS for b in IMB_BYTES[False]]
+    + MIGRATION_QUANTITIES,
     claims=[
         Claim("Sendrecv: DP is faster than credit at every message size of the CPU-bound range "
               "(128 B - 128 KiB)", lambda q: q["sendrecv_worst_ratio_cpu_bound"] > 1.0),
         Claim("Exchange: DP is faster than credit at every message size of the CPU-bound range "
               "(128 B - 128 KiB)", lambda q: q["exchange_worst_ratio_cpu_bound"] > 1.0),
+        MIGRATION_CLAIM,
     ],
     notes="Transfer speed as IMB reports it (results vms[].bench throughput_mib_per_s), 10 % "
           "trimmed mean over simulation seeds 1-16. Each size runs IMB 3.x's repetitions "
