@@ -113,6 +113,22 @@ def _fairness_measure(r: Mapping[str, Any]) -> dict[str, float]:
             lags = [abs(vm["relative_lag"]) for vm in _vms(r, f"{pol}-{n}vms")]
             q[f"{pol}_mean_lag_{n}vms_pct"] = _pct(sum(lags) / len(lags))
             q[f"{pol}_max_lag_{n}vms_pct"] = _pct(max(lags))
+    # Slides 'Executive Summary' and 'Unfair VM CPU Allocation': existing schedulers "favor VMs
+    # w/ more virtual CPUs", "VMs w/ more vCPUs gain": in a run where Xen credit is unfair, the
+    # VMs with the most vCPUs get the largest relative lag (share over the fair share) and those
+    # with the fewest the smallest.
+    favour = 0
+    unfair = [n for n in ns if q[f"xen_mean_lag_{n}vms_pct"] > 1.0]
+    for n in unfair:
+        vms = _vms(r, f"xen-{n}vms")
+        by = lambda pick: pick(vm["vcpus"] for vm in vms)
+        top = min(vm["relative_lag"] for vm in vms if vm["vcpus"] == by(max))
+        rest_top = max((vm["relative_lag"] for vm in vms if vm["vcpus"] != by(max)), default=-1.0)
+        low = max(vm["relative_lag"] for vm in vms if vm["vcpus"] == by(min))
+        rest_low = min((vm["relative_lag"] for vm in vms if vm["vcpus"] != by(min)), default=1.0)
+        favour += int(top > rest_top and low < rest_low)
+    q["xen_unfair_runs"] = float(len(unfair))
+    q["xen_runs_favouring_more_vcpus"] = float(favour)
     q["flex_worst_lag_pct"] = max(q[f"flex_max_lag_{n}vms_pct"] for n in ns)
     q["xen_worst_lag_pct"] = max(q[f"xen_max_lag_{n}vms_pct"] for n in ns)
     return q
@@ -125,6 +141,9 @@ def _fairness_quantities() -> list[Quantity]:
         qs.append(Quantity(f"flex_mean_lag_{n}vms_pct", f"Flex, {n} VMs", "%", "mean |relative lag|"))
     qs.append(Quantity("xen_worst_lag_pct", "Xen credit, worst VM of any run", "%", "worst |relative lag|"))
     qs.append(Quantity("flex_worst_lag_pct", "Flex, worst VM of any run", "%", "worst |relative lag|"))
+    qs.append(Quantity("xen_unfair_runs", "Xen credit, runs whose mean absolute relative lag exceeds 1 %", "runs", "Xen's bias"))
+    qs.append(Quantity("xen_runs_favouring_more_vcpus", "Xen credit, of them runs where the VMs with the most "
+                       "vCPUs gain most and those with the fewest least", "runs", "Xen's bias"))
     return qs
 
 
@@ -144,6 +163,9 @@ FAIRNESS = Reproduction(
                             and q[f"xen_mean_lag_{n}vms_pct"] > 1.0)),
         Claim("Xen credit is unfair to heterogeneous VMs (worst VM more than 5 % off its share)",
               lambda q: q["xen_worst_lag_pct"] > 5.0),
+        # Added in session 16 by the completeness rule (expected.py's module docstring).
+        Claim("Xen credit favours the VMs with more vCPUs (in every run where it is unfair)",
+              lambda q: q["xen_unfair_runs"] > 0 and q["xen_runs_favouring_more_vcpus"] == q["xen_unfair_runs"]),
     ],
     notes="Relative lag = (CPU received − GPS share) / GPS share per VM over the run (20 s, "
           "FlexW resets at 10 s); GPS shares by weight among the VMs' demands "
@@ -336,8 +358,11 @@ PARALLEL = Reproduction(
               lambda q: q["nas_spin_flexw_pct"] > q["nas_spin_xen_pct"]),
         Claim("FlexW+FlexS is faster than FlexW alone",
               lambda q: q["nas_norm_runtime_flex"] < q["nas_norm_runtime_flexw"]),
-        Claim("FlexW+FlexS performs at least about as well as Xen credit (runtime ≤ 1.25 × Xen's)",
-              lambda q: q["nas_norm_runtime_flex"] <= 1.25),
+        # Slide 'Parallel Performance': "Results: FlexW+FlexS performs closely to Xen": both
+        # ways, within the 25 % of a numeric tolerance (session 16; until then read one-sided,
+        # at most 1.25 x Xen's runtime, which the slide's "closely" does not say).
+        Claim("FlexW+FlexS performs closely to Xen credit (runtime within 25 % of Xen's)",
+              lambda q: abs(q["nas_norm_runtime_flex"] - 1.0) <= 0.25),
         Claim("on the mix, Flex finishes sooner than balance+cap",
               lambda q: q["mix_mean_s_flex"] < q["mix_mean_s_balance_cap"]),
         Claim("on the mix, Flex finishes sooner than Xen credit",
