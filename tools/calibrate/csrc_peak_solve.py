@@ -28,6 +28,7 @@ measures). Never look at a with-policy run before choosing a point.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import asdict, field, make_dataclass, replace
 
@@ -37,6 +38,8 @@ from vmsched.reproduce.calibration import fitted
 
 SEEDS = csrc.SEEDS
 MS = 3000.0
+#: pCPUs of the scenario csrc.scenario builds (tools/calibrate/csrc_literal_tiles.py sets 24).
+N_PCPUS = 6
 
 
 def _seed(key: str) -> float:
@@ -133,7 +136,7 @@ def within1(m) -> bool:
 
 
 def step(p: P, m: dict, d: float) -> P:
-    n_p = 6  # pCPUs of the scenario; shares are % of n_p x T, counts per second (all VMs)
+    n_p = N_PCPUS  # pCPUs of the scenario; shares are % of n_p x T, counts per second (all VMs)
     def newton(cost, key, count):
         # share% = 100 * count * cost_eff / (n_p * 1e9); d share / d cost = 100 * count / (n_p * 1e9)
         return max(100.0, cost + d * (TARGETS[key] - m[key]) / 100 * n_p * 1e9 / count)
@@ -183,12 +186,13 @@ def fmt(p: P) -> str:
             f"ext {p.ext:.0f} hlt {p.hlt:.0f} eoi {p.eoi:.0f} ref {p.ref:.3f} ws {p.ws:.0f}")
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """The command line; ``CSRC_START`` (JSON, e.g. '{"load": 1.163}') overrides the start."""
     if len(sys.argv) not in (5, 6):
         sys.exit("usage: csrc_peak_solve.py ALPHA K R BETA [STEPS]")
     alpha, k, r, beta = map(float, sys.argv[1:5])
     steps = int(sys.argv[5]) if len(sys.argv) > 5 else 8
-    start = P()
+    start = replace(P(), **json.loads(os.environ.get("CSRC_START", "{}")))
     p0 = replace(start, alpha=alpha, k=k, r=r, beta=beta)
     print("start", fmt(p0), "tlb_walk_cycles", csrc.TLB_WALK_CYCLES, flush=True)
     best_p, best_m = solve(p0, steps, log=lambda s: print(s, flush=True))
@@ -196,3 +200,7 @@ if __name__ == "__main__":
     m9 = g.pop("m9")
     print("RESULT", json.dumps({"p": asdict(best_p), "tlb_walk_cycles": csrc.TLB_WALK_CYCLES,
                                 "growth": g, "m9": m9}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
