@@ -442,7 +442,10 @@ GAPS: dict[str, dict[str, str]] = {
             "tiles' worth of requests on its own vCPUs, where the seed adds VMs (§2.3) and each of "
             "its VMs carries one tile's load at every load; the literal structure (54 VMs on 24 "
             "pCPUs at 9 tiles, tools/calibrate/csrc_literal_tiles.py) is not calibrated yet: at the "
-            "present cache point its original has no stable solution near 92 % busy (the tool's "
+            "present cache point its original has no stable solution near 92 % busy; at an LLC "
+            "stall ratio of 1.5 it solves, and its response then rises 0.124, 0.261 and 0.404 ms "
+            "at 1, 8 and 9 tiles (Figure 4's shape), but its cache growths leave the recorded "
+            "criterion (LLC misses x3.97), so the cache point has to be refitted first (the tool's "
             "docstring)",
         "the original's response time rises more from 8 to 9 tiles than from 1 to 8 (Figure 4)":
             "fails: 0.123, 0.390 and 0.542 ms at 1, 8 and 9 tiles (seeds 1-8, after the 500 ms "
