@@ -45,7 +45,14 @@ What session 17 measured with it (original only; no softirq or CSRC run was made
   growths' squared relative errors, neighbour rule) before the structure can be adopted; the
   1-tile response (0.124 ms, seed 0.13) is within its band, the HLT share of switches (27.9 %,
   seed 21 %) is not.
-- The original's response curve at that solved point (seeds 1-8, 3000 ms, after the 500 ms
+- A first neighbour, ``0.4 1.5 0.25 0.45`` started from that solution, met the stop rule at
+  step 1: load 1.0442, request scale 0.2172, exits 9318/887/4379 ns, world switch 6,900 ns,
+  reference CPI 2.595 (26,456 switches, 92.00 % busy); growths CPI x2.11, LLC misses x3.24,
+  TLB misses x1.26 (each within its +-25 % band), sum 0.068; 1-tile response 0.137 ms, HLT
+  share of switches 28.0 % (out of its band, 15.75-26.25 %). The neighbour rule has not been
+  run further (alpha 0.35 and 0.3, k, r, beta, the window); that is where the next session
+  starts, then the HLT share (csrc.specvirt.disk_us moves it, as in session 14's fit).
+- The original's response curve at the first solved point (seeds 1-8, 3000 ms, after the 500 ms
   warm-up; baseline only): busy 4.2, 21.5, 42.2, 67.6, 92.0, 99.7 % and total response 0.124,
   0.160, 0.210, 0.261, 0.404, 0.733 ms at 1, 4, 6, 8, 9, 10 tiles (web 0.085 -> 0.385, mail
   0.135 -> 0.325, app 0.168 -> 0.529 ms from 1 to 9 tiles). Figure 4's shape comes out: the
