@@ -28,26 +28,3 @@ def test_csrc_peak_solve_builds_its_points_with_xen41s_tlb_flush_at_the_sourced_
         built = tool["build"](tool["P"](alpha=0.5, beta=0.4), tiles, 3000.0)
         assert built["host"]["costs"]["tlb_walk_cycles"] == 40, tiles
 
-
-LITERAL = SOLVE.parent / "csrc_literal_tiles.py"
-
-
-def test_literal_tiles_place_each_vcpu0_as_xen41_on_the_least_populated_second_thread():
-    # Xen 4.1's default_vcpu0_location: only non-primary hyperthreads, the least populated,
-    # ties to the highest-numbered; vCPU k on the CPU after vCPU k-1's (CPUs 12-23 are the
-    # second threads in the MADT order the tool assumes).
-    tool = runpy.run_path(str(LITERAL), run_name="not_main")
-    cpus = tool["xen41_vcpu0_cpus"]([2, 1, 1] + [1] * 10)
-    assert cpus[:3] == [23, 22, 21]          # the 2-vCPU domain also fills CPU 0 (23 + 1 mod 24)
-    assert cpus[12] == 23                    # every second thread holds one vCPU: back to the top
-    assert [tool["xen41_cpu_socket"](c) for c in (0, 5, 6, 11, 12, 17, 18, 23)] == [0, 0, 1, 1, 0, 0, 1, 1]
-
-
-def test_literal_tiles_add_six_vms_a_tile_at_one_rate_whatever_the_load():
-    tool = runpy.run_path(str(LITERAL), run_name="not_main")
-    small, large = (tool["scenario_literal"](t, "original", 1000.0) for t in (1, 9))
-    assert (len(small["vms"]), len(large["vms"])) == (6, 54)
-    assert sum(vm["vcpus"] for vm in large["vms"]) == 72
-    assert small["host"]["sockets"] * small["host"]["cores_per_socket"] == 24
-    rate = {vm["name"]: vm["workloads"][0]["rate_per_s"] for vm in large["vms"]}
-    assert rate["t0-web"] == rate["t8-web"] == small["vms"][0]["workloads"][0]["rate_per_s"]

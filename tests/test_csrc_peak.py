@@ -211,3 +211,24 @@ def test_the_path_length_is_the_instructions_of_guest_and_hypervisor_per_request
     r = {f"x@{s}": SimpleNamespace(summary=one if s % 2 else two) for s in csrc.SEEDS}
     assert len(csrc.SEEDS) % 2 == 0
     assert csrc.path_length_us(r, "x") == pytest.approx(150.0)
+
+
+def test_each_vcpu0_goes_where_xen41_places_it_the_least_populated_second_thread():
+    # Xen 4.1's default_vcpu0_location: only non-primary hyperthreads, the least populated,
+    # ties to the highest-numbered; vCPU k on the CPU after vCPU k-1's (CPUs 12-23 are the
+    # second threads in the MADT order csrc assumes).
+    cpus = csrc.xen41_vcpu0_cpus([2, 1, 1] + [1] * 10)
+    assert cpus[:3] == [23, 22, 21]          # the 2-vCPU domain also fills CPU 0 (23 + 1 mod 24)
+    assert cpus[12] == 23                    # every second thread holds one vCPU: back to the top
+    assert [csrc.xen41_cpu_socket(c) for c in (0, 5, 6, 11, 12, 17, 18, 23)] == [0, 0, 1, 1, 0, 0, 1, 1]
+
+
+def test_a_tile_adds_six_vms_at_the_same_rates_whatever_the_load():
+    small, large = (csrc.scenario(t, "original", 1000.0) for t in (1, 9))
+    assert (len(small["vms"]), len(large["vms"])) == (6, 54)
+    assert sum(vm["vcpus"] for vm in large["vms"]) == 72
+    assert small["host"]["sockets"] * small["host"]["cores_per_socket"] == 24
+    rate = {vm["name"]: vm["workloads"][0]["rate_per_s"] for vm in large["vms"]}
+    assert rate["t0-web"] == rate["t8-web"] == small["vms"][0]["workloads"][0]["rate_per_s"]
+    nodes = [vm["memory_node"] for vm in large["vms"]]
+    assert 0 < nodes.count(0) < len(nodes)   # both nodes hold VMs' memory

@@ -38,8 +38,8 @@ from vmsched.reproduce.calibration import fitted
 
 SEEDS = csrc.SEEDS
 MS = 3000.0
-#: pCPUs of the scenario csrc.scenario builds (tools/calibrate/csrc_literal_tiles.py sets 24).
-N_PCPUS = 6
+#: pCPUs of the scenario csrc.scenario builds.
+N_PCPUS = csrc.SOCKETS * csrc.THREADS_PER_SOCKET
 
 
 def _seed(key: str) -> float:
