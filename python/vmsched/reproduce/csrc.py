@@ -1110,7 +1110,9 @@ FIG15_17 = Reproduction(
     ],
     fitted=["busy_original_pct", "cpi_growth_original", "llc_miss_growth_original",
             "tlb_miss_growth_original", "resp_original_one_tile_ms"],
-    notes="Loads are tiles of the seed's 9-tile peak: fractions t/9 of the fitted peak load. "
+    notes="A load of t tiles is t sets of the six server VMs on 24 pCPUs, every VM at the "
+          "fitted rate factor (since session 17; before, the rates of one set of two tiles on 6 "
+          "pCPUs were scaled by t/9). "
           "Response time is SPECvirt's: the geometric mean of the web, mail and application "
           "servers' mean response times, over the requests completed after a 500 ms warm-up. The compliant peak of softirq tasklets and of CSRC is "
           "the first load (interpolated in the sweep) where the expected total response (the "
