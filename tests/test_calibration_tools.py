@@ -27,4 +27,3 @@ def test_csrc_peak_solve_builds_its_points_with_xen41s_tlb_flush_at_the_sourced_
     for tiles in (1, 9):
         built = tool["build"](tool["P"](alpha=0.5, beta=0.4), tiles, 3000.0)
         assert built["host"]["costs"]["tlb_walk_cycles"] == 40, tiles
-

@@ -370,9 +370,6 @@ def scenario(tiles: int, config: str, duration_ms: float,
 #: core by its two threads is not modelled).
 SOCKETS = 2
 THREADS_PER_SOCKET = 12
-#: The six server VMs of one SPECvirt_sc2010 tile (§2.3) in creation order, with the seed's
-#: vCPUs (§4.1: web and Java application servers two, the rest one).
-TILE = (("web", 2), ("mail", 1), ("app", 2), ("db", 1), ("infra", 1), ("idle", 1))
 
 
 def xen41_vcpu0_cpus(vcpus: list[int], n_cpus: int = SOCKETS * THREADS_PER_SOCKET,
@@ -390,9 +387,7 @@ def xen41_vcpu0_cpus(vcpus: list[int], n_cpus: int = SOCKETS * THREADS_PER_SOCKE
     firsts = []
     for n in vcpus:
         cpu = half                       # CPU 0's sibling
-        for i in range(n_cpus):
-            if i in (0, half) or i < half:  # CPU 0's siblings, and every primary thread
-                continue
+        for i in range(half + 1, n_cpus):  # the other second threads
             if cnt[i] <= cnt[cpu]:
                 cpu = i
         firsts.append(cpu)
@@ -408,21 +403,17 @@ def xen41_cpu_socket(cpu: int, n_cpus: int = SOCKETS * THREADS_PER_SOCKET) -> in
 
 
 def tile_vms(tiles: int, template: list[dict]) -> list[dict]:
-    """``tiles`` sets of the six server VMs, built from the first tile of ``template`` (the
-    scenario's VMs ``t0-*``), each VM's memory on the node of its vCPU 0 when Xen 4.1 created
-    it (the domain builder allocates on ``domain_to_node``, the node of vCPU 0's CPU;
+    """``tiles`` copies of the first tile of ``template`` (the scenario's VMs ``t0-*``: the six
+    server VMs of a SPECvirt_sc2010 tile, §2.3, in creation order, with the seed's vCPUs), each
+    VM's memory on the node of its vCPU 0 when Xen 4.1 created it (the domain builder
+    allocates on ``domain_to_node``, the node of vCPU 0's CPU;
     scenarios/consolidation-specvirt.toml)."""
-    by_role = {}
-    for vm in template:
-        for w in vm["workloads"]:
-            if w["kind"] == "server":
-                by_role.setdefault(w["role"], vm)
+    first = [vm for vm in template if vm["name"].startswith("t0-")]
     vms = []
     for t in range(tiles):
-        for role, n in TILE:
-            vm = copy.deepcopy(by_role[role])
-            vm["name"] = f"t{t}-{role}"
-            vm["vcpus"] = n
+        for vm in first:
+            vm = copy.deepcopy(vm)
+            vm["name"] = f"t{t}-{vm['name'][len('t0-'):]}"
             vms.append(vm)
     for vm, cpu in zip(vms, xen41_vcpu0_cpus([vm["vcpus"] for vm in vms])):
         vm["memory_node"] = xen41_cpu_socket(cpu)
