@@ -27,3 +27,14 @@ def test_csrc_peak_solve_builds_its_points_with_xen41s_tlb_flush_at_the_sourced_
     for tiles in (1, 9):
         built = tool["build"](tool["P"](alpha=0.5, beta=0.4), tiles, 3000.0)
         assert built["host"]["costs"]["tlb_walk_cycles"] == 40, tiles
+
+
+def test_csrc_peak_solve_fits_every_exit_cost_the_scenario_takes_from_calibration():
+    # Each Figure 9 exit cost the reproduction reads from calibration.toml (csrc.EXIT_COSTS,
+    # since session 18 the I/O instruction's too) must be a field of the solve's point with a
+    # Figure 9 target, or a refit of the peak would leave it at a stale value.
+    tool = runpy.run_path(str(SOLVE), run_name="not_main")
+    fields = {entry: name for name, entry in tool["KEYS"].items()}
+    for cost in csrc.EXIT_COSTS:
+        assert f"csrc.host.{cost}" in fields, cost
+    assert {"ext", "hlt", "apic", "io"} <= set(tool["TARGETS"])

@@ -325,12 +325,6 @@ GAPS: dict[str, dict[str, str]] = {
             "native waits",
     },
     "csrc-table1-fig12": {
-        "hv_io_pct":
-            "not modelled: 0 (seed 2.94 %). The seed does not say which port I/O its guests do on "
-            "the SR-IOV and iSCSI path (§3: every guest reaches its virtual functions directly), "
-            "so the consolidation scenario issues no I/O-instruction exits; the quantity was added "
-            "in session 16 by the completeness rule (expected.py's module docstring), known to "
-            "miss",
         "cause_hlt_pct":
             "27.9 % (seed 21 %), a fitted baseline that left its band when session 17 made tiles "
             "sets of VMs " + S17 + ". The I/O wait that fitted it before (calibration.toml "

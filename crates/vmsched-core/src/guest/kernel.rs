@@ -331,6 +331,7 @@ impl World {
                     self.q.push(at, Ev::IoComplete(t));
                     return self.block(t);
                 }
+                Instr::PortIo => self.charge_exit(v, ExitReason::Io),
                 Instr::Sleep { us } => {
                     let ns = draw(&mut th.rng, &us);
                     let at = self.now() + ns;

@@ -29,6 +29,7 @@ pub enum Instr {
     Shootdown { local_us: f64 },
     CallAll,
     Io { us: DurationUs },
+    PortIo,
     Sleep { us: DurationUs },
     Fork { prog: usize, share_mm: bool, wait: bool },
     /// `sched_exec` at the start of an exec'ing child (`guest::forkexec`).
@@ -162,6 +163,7 @@ impl<'a> Compiler<'a> {
                 OpSpec::Shootdown { local_us } => p.code.push(Instr::Shootdown { local_us: *local_us }),
                 OpSpec::CallAll => p.code.push(Instr::CallAll),
                 OpSpec::Io { us } => p.code.push(Instr::Io { us: us.clone() }),
+                OpSpec::PortIo => p.code.push(Instr::PortIo),
                 OpSpec::Sleep { us } => p.code.push(Instr::Sleep { us: us.clone() }),
                 OpSpec::Fork { body, share_mm, wait, exec } => {
                     let prog = self.compile_child(body, *exec);

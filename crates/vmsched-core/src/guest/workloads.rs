@@ -446,6 +446,11 @@ pub struct ServerParams {
     pub disk_us: Option<DurationUs>,
     #[serde(default)]
     pub working_set_kib: Option<u32>,
+    /// Port I/O instructions per request that the hypervisor emulates itself (`port_io` op:
+    /// an I/O-instruction exit each, no block), executed when the worker takes the request.
+    /// Default 0: no source names such a port for a generic server.
+    #[serde(default)]
+    pub port_io_exits: Option<u32>,
 }
 
 /// Role presets: (rate_per_s, cpu mean us, disk I/Os, working set KiB). All estimates, scaled
@@ -491,7 +496,9 @@ pub fn server(vcpus: u32, p: &ServerParams, tag: &str) -> Vec<ThreadGroupSpec> {
     let (_, cpu, ios, ws) = role_preset(p.role);
     let cpu = p.cpu_us.clone().unwrap_or(DurationUs::Exp { mean_us: cpu });
     let ios = p.disk_ios.unwrap_or(ios);
-    let mut body = vec![OpSpec::Accept { port: format!("{tag}.requests") }, compute(halve(&cpu), 0.0)];
+    let mut body = vec![OpSpec::Accept { port: format!("{tag}.requests") }];
+    body.extend((0..p.port_io_exits.unwrap_or(0)).map(|_| OpSpec::PortIo));
+    body.push(compute(halve(&cpu), 0.0));
     if ios > 0 {
         let disk = p.disk_us.clone().unwrap_or(DurationUs::Exp { mean_us: DISK_US });
         body.push(OpSpec::Loop { count: ios as u64, body: vec![OpSpec::Io { us: disk }] });

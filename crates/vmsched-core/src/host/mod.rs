@@ -58,7 +58,10 @@ pub struct CostParams {
     pub exit_ext_intr_ns: Ns,
     /// Guest IPI: APIC ICR write exit on the sender and the injection path.
     pub exit_ipi_ns: Ns,
-    /// Exit to the device model in user space (port/MMIO I/O). Estimate.
+    /// I/O-instruction exit: to the device model in user space (an emulated device's port or
+    /// MMIO access, `io` op without pass-through), or a port the hypervisor emulates itself
+    /// (`port_io` op). Estimate (the device-model round trip); seed 001's reproduction fits
+    /// it to Figure 9's I/O-instruction share (calibration.toml `csrc.host.exit_io_ns`).
     pub exit_io_ns: Ns,
     /// The guest's EOI write at the end of each virtual interrupt it handles (device
     /// interrupts, virtual IPIs, timer ticks), where the processor has no APIC virtualisation:

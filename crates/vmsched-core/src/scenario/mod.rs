@@ -593,6 +593,11 @@ pub enum OpSpec {
     CallAll,
     /// Block on a device for the given latency; completion raises an interrupt.
     Io { us: DurationUs },
+    /// One port I/O instruction (`in`/`out`) that the hypervisor emulates itself, as Xen does
+    /// its platform timers (xen/arch/x86/hvm/io.c `handle_pio` → the intercepts registered
+    /// with `register_portio_handler`, e.g. hvm/pmtimer.c's ACPI PM timer): an I/O-instruction
+    /// exit (`host.costs.exit_io_ns`) on the running vCPU, no device model, no block.
+    PortIo,
     Sleep { us: DurationUs },
     /// Fork a child (new address space unless `share_mm`), run `body` in it, wait for it.
     /// `exec`: the child execs a program first (exec balancing, `guest::forkexec`).

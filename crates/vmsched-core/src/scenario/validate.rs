@@ -767,6 +767,9 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             if sp.disk_ios.map_or(false, |k| k > 1000) {
                 return err(format!("{wp}.disk_ios"), "must be ≤ 1000 I/Os per request");
             }
+            if sp.port_io_exits.map_or(false, |k| k > 1000) {
+                return err(format!("{wp}.port_io_exits"), "must be ≤ 1000 port I/O instructions per request");
+            }
             objs.fed_ports.insert(format!("{tag}.requests"));
             Ok((n, Some(format!("{wp} runs forever (kind `server` serves requests until the end)"))))
         }
@@ -1125,7 +1128,7 @@ fn check_op(p: &str, op: &OpSpec, cx: &mut OpCtx, objs: &mut Objects) -> Res {
         }
         OpSpec::Respond => Ok(()),
         OpSpec::Shootdown { local_us } => check_us(&format!("{p}.local_us"), *local_us),
-        OpSpec::CallAll => Ok(()),
+        OpSpec::CallAll | OpSpec::PortIo => Ok(()),
         OpSpec::Mark { mark } if mark.is_empty() => err(format!("{p}.mark"), "must be a non-empty name"),
         OpSpec::Mark { .. } => Ok(()),
         OpSpec::Io { us } | OpSpec::Sleep { us } => check_dist(&format!("{p}.us"), us),
@@ -1165,7 +1168,8 @@ fn check_op(p: &str, op: &OpSpec, cx: &mut OpCtx, objs: &mut Objects) -> Res {
 fn takes_no_time(ops: &[OpSpec]) -> bool {
     ops.iter().all(|op| match op {
         OpSpec::Compute { us, .. } | OpSpec::Io { us } | OpSpec::Sleep { us } => dist_is_zero(us),
-        OpSpec::Mark { .. } => true,
+        // Its exit's cost is the host's (`exit_io_ns`, which may be 0).
+        OpSpec::Mark { .. } | OpSpec::PortIo => true,
         OpSpec::Lock { cs_us, .. } => dist_is_zero(cs_us),
         OpSpec::Mutex { cs_us, .. } => dist_is_zero(cs_us),
         // A semaphore another thread holds makes the op wait.
@@ -1205,6 +1209,18 @@ mod tests {
     /// Like `one_vm`, with extra tables (e.g. `[hypervisor]`) before the VM.
     fn with_tables(tables: &str, vm: &str) -> String {
         format!("duration_ms = 100\n{HOST}\n{tables}\n[[vms]]\n{vm}\n")
+    }
+
+    #[test]
+    fn a_server_with_more_than_1000_port_io_instructions_per_request_is_rejected_by_name() {
+        let server = |n: u32| {
+            one_vm(&format!("vcpus = 1\n[[vms.workloads]]\nkind = \"server\"\nrole = \"db\"\nport_io_exits = {n}\n"))
+        };
+        accepted(&server(1000));
+        let e = assert_path(&server(1001), "vms[0].workloads[0].port_io_exits");
+        assert!(e.reason.contains("1000"), "{e}");
+        // `port_io` is an op of its own in custom programs too.
+        accepted(&custom("[{ op = \"port_io\" }, { op = \"compute\", us = 5 }]"));
     }
 
     fn custom(program: &str) -> String {

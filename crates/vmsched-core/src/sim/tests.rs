@@ -1314,3 +1314,32 @@ fn the_tlb_flush_off_changes_nothing() {
     let mut s = tlb_flush_world(&[0, 0], 0, false);
     assert_eq!((s.world().pcpus[0].tlb_flushes, s.world().pcpus[0].tlb_walk_ns), (0, 0.0));
 }
+
+#[test]
+fn a_servers_port_io_instructions_are_io_exits_paid_in_the_hypervisor() {
+    let text = |n: u32| {
+        format!(
+            r#"
+duration_ms = 50
+[host]
+sockets = 1
+cores_per_socket = 1
+[host.costs]
+exit_io_ns = 1500
+[[vms]]
+vcpus = 1
+io_path = "passthrough"
+workloads = [{{ kind = "server", role = "db", rate_per_s = 2000.0, threads = 1, port_io_exits = {n} }}]
+"#
+        )
+    };
+    let r = run_text(&text(3), None);
+    let vm = &r.vms[0];
+    let io = vm.exits["io"];
+    // One worker: every request it took is finished or the one still in its hands.
+    assert!(vm.requests.count > 50, "requests served: {}", vm.requests.count);
+    assert!(io >= 3 * vm.requests.count && io <= 3 * (vm.requests.count + 1), "{io} exits for {} requests", vm.requests.count);
+    assert_eq!(r.totals.hv_ns_by_exit["io"], io * 1500);
+    // Without them the pass-through server takes no I/O-instruction exit at all.
+    assert_eq!(run_text(&text(0), None).vms[0].exits["io"], 0);
+}
