@@ -36,7 +36,9 @@ pCPU's second-level TLB) and the TLB's growth (Figure 8), the LLC's exponent fit
 power law's range; since session 15 with Xen 4.1's flush of the guest TLB at every full context
 switch, whose walk cost (``TLB_WALK_CYCLES``, 40 cycles) is a sourced constant, not fitted. Since session 13 also, on the original at the peak, the hypervisor's handling costs of
 external-interrupt, HLT and APIC-access (EOI) exits (``csrc.host.exit_*``) to its cycles by VM
-exit (§4.2, Figure 9; hv/machine.rs counts hypervisor time by the exit it is handled in), and
+exit (§4.2, Figure 9; hv/machine.rs counts hypervisor time by the exit it is handled in; since
+session 18 also the I/O-instruction exit of one emulated port access per request,
+``PORT_IO_PER_REQUEST``), and
 the requests' I/O wait (``csrc.specvirt.disk_us``) to the original's response at 1 tile (Figure
 4) and its share of switches in HLT exits (Figure 12) together. Since session 14 Xen's lazy
 context switch is on (hv/lazy_switch.rs) and the full switch's cost (``csrc.host.world_switch_ns``)
@@ -801,7 +803,7 @@ TABLE1_FIG12 = Reproduction(
               lambda q: q["cause_ext_intr_pct"] > 50),
     ],
     fitted=["context_switches_per_pcpu_s", "context_switch_cpu_pct", "busy_pct",
-            "hv_ext_intr_pct", "hv_apic_access_pct", "hv_hlt_pct", "cause_hlt_pct"],
+            "hv_ext_intr_pct", "hv_apic_access_pct", "hv_hlt_pct", "hv_io_pct", "cause_hlt_pct"],
     notes="Baseline: credit with tasklets in the idle vCPU and no rate control, at the load "
           "fitted to the seed's peak (context switches per pCPU-second, Table 1, and 92 % CPU, "
           "Figure 16). Xen switches lazily (session 14, docs/policies.md ## "

@@ -96,6 +96,11 @@ impl IdleWhileWaiting {
     pub fn total_ns(&self) -> Ns {
         self.per_pcpu_ns.iter().sum()
     }
+
+    /// The waiting vCPUs as counted: (without hard affinity, per pCPU with it).
+    pub fn waiting(&self) -> (u32, &[u32]) {
+        (self.waiting_any, &self.waiting_pinned)
+    }
 }
 
 #[cfg(test)]

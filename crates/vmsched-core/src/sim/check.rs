@@ -5,7 +5,8 @@
 //! ownership matches what the holder is doing and every ticket waiter is spinning on that
 //! lock; a vCPU reported preempted to its guest (steal time) is preempted and not running;
 //! every armed timer lies in the future; each running vCPU's accounted time matches its
-//! segment start; at the end, every pCPU's idle + hypervisor + guest time equals the
+//! segment start; the idle-while-waiting metric counts every runnable vCPU under its current
+//! hard affinity; at the end, every pCPU's idle + hypervisor + guest time equals the
 //! simulated time exactly.
 
 use crate::sim::state::*;
@@ -113,6 +114,20 @@ impl World {
                     return Err(format!("scheduler timer {id} armed in the past"));
                 }
             }
+        }
+        // The idle-while-waiting metric counts each runnable vCPU under its current affinity.
+        let mut any = 0;
+        let mut pinned = vec![0u32; self.pcpus.len()];
+        for v in 0..self.vcpus.len() {
+            if self.vcpus[v].run == RunState::Runnable {
+                match &self.affinity[v] {
+                    None => any += 1,
+                    Some(ps) => ps.iter().for_each(|&p| pinned[p] += 1),
+                }
+            }
+        }
+        if self.idle_wait.waiting() != (any, &pinned[..]) {
+            return Err(format!("idle-while-waiting counts {:?}, runnable vCPUs {:?}", self.idle_wait.waiting(), (any, pinned)));
         }
         Ok(())
     }

@@ -97,6 +97,13 @@ impl World {
     /// scheduler re-places it; a running vCPU on a pCPU it may no longer use is taken off it
     /// (the pCPU reschedules) and woken elsewhere.
     pub(crate) fn set_affinity(&mut self, v: VcpuId, aff: Option<Vec<PcpuId>>) {
+        if self.vcpus[v].run == RunState::Runnable {
+            // A waiting vCPU is counted under its hard affinity (metrics::idle_wait): it waits
+            // under the new one from now on.
+            let now = self.q.now();
+            self.idle_wait.set_waiting(self.affinity[v].as_deref(), false, now);
+            self.idle_wait.set_waiting(aff.as_deref(), true, now);
+        }
         self.affinity[v] = aff;
         let allowed = |w: &World, p: PcpuId| w.affinity[v].as_ref().map_or(true, |a| a.contains(&p));
         match self.vcpus[v].run {

@@ -343,7 +343,11 @@ impl Simulation {
                     w.vcpus[vcpu_ids[home as usize]].runq.push_back(tid);
                 }
             }
-            for (name, &l) in &names.locks {
+            // In index order (a name's index is its order of first use, not its sort order),
+            // so that lock l is the object built for its own name.
+            let mut locks: Vec<(&String, usize)> = names.locks.iter().map(|(n, &l)| (n, l)).collect();
+            locks.sort_by_key(|&(_, l)| l);
+            for (name, l) in locks {
                 debug_assert_eq!(vm.locks.len(), l);
                 vm.locks.push(SpinLockObj {
                     kind: vs.guest.spinlock,
