@@ -71,8 +71,10 @@ examples: setup
 
 test: setup test-rust test-py
 
+# At release speed, with the debug build's assertions and overflow checks on (session 18: two
+# bugs, an unsigned underflow and a failed debug assertion, had passed release-only tests).
 test-rust: rust
-	cargo test --workspace --release --exclude vmsched-py
+	RUSTFLAGS="$(RUSTFLAGS) -C debug-assertions=on -C overflow-checks=on" cargo test --workspace --release --exclude vmsched-py
 
 test-py: setup
 	$(VPY) -m pytest -q tests
