@@ -38,3 +38,25 @@ def test_csrc_peak_solve_fits_every_exit_cost_the_scenario_takes_from_calibratio
     for cost in csrc.EXIT_COSTS:
         assert f"csrc.host.{cost}" in entries, cost
     assert {"ext", "hlt", "apic", "io"} <= set(tool["TARGETS"])
+
+
+GRID = Path(__file__).resolve().parent.parent / "tools" / "calibrate" / "flexcore_dedup_grid.py"
+
+
+def test_flexcore_dedup_grid_at_the_recorded_point_builds_the_reproductions_runs():
+    # At calibration.toml's values the grid's runs must be the reproduction's own dedup-1vm and
+    # dedup-2vm runs, or a refit would measure a model the report never used; another point
+    # must change dedup's program, and the tool must leave the reproduction's values alone.
+    from vmsched.reproduce import calibration, flexcore
+
+    tool = runpy.run_path(str(GRID), run_name="not_main")
+    point = [int(calibration.fitted(f"flexcore.dedup.{k}")) for k in ("sections", "shootdown_every", "wait_us")]
+    recorded = {r.label: r for r in tool["runs_at"](*point)}
+    for n in (1, 2):
+        for s in flexcore.SEEDS:
+            sc = flexcore.scenario("dedup", n)
+            assert json.dumps(recorded[f"dedup-{n}vm@{s}"].scenario, sort_keys=True) == json.dumps(sc, sort_keys=True)
+    other = tool["runs_at"](point[0] + 40, point[1], point[2])[0].scenario
+    assert json.dumps(other, sort_keys=True) != json.dumps(flexcore.scenario("dedup", 1), sort_keys=True)
+    assert flexcore.fitted is calibration.fitted
+    assert set(tool["TARGETS"]) == set(tool["KEYS"])

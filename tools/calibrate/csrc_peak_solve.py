@@ -123,6 +123,7 @@ def measure9(r) -> dict:
         "cpi": mean(r, lab, "llc_cpi_factor"), "llc": mean(r, lab, "llc_miss_rate_rel"),
         "tlb": mean(r, lab, "tlb_miss_rate_rel"),
         "cause_hlt": csrc.cause_share(r, lab, "cause_hlt_pct"),
+        "cause_ext": csrc.cause_share(r, lab, "cause_ext_intr_pct"),
         "full": mean(r, lab, "state_switches_per_pcpu_s"),
         "lazy": mean(r, lab, "lazy_switches_per_pcpu_s"),
         "sw": csrc.switching_cpu_pct(r, lab),
@@ -161,7 +162,7 @@ def solve(p: P, steps: int, d: float = 0.7, log=print):
         m = measure9(simulate(p, [9]))
         e = sse_peak(m)
         log(f"  step {i}: {fmt(p)} -> sw {m['switches']:.0f} busy {100*m['busy']:.2f} ext {m['ext']:.2f} "
-            f"hlt {m['hlt']:.2f} apic {m['apic']:.2f} io {m['io']:.2f} sw {m['sw']:.2f} (full {m['full']:.0f} lazy {m['lazy']:.0f}) hvcpi {m['hv_cpi']:.3f} peak sse {e:.5f} within1 {within1(m)}")
+            f"hlt {m['hlt']:.2f} apic {m['apic']:.2f} io {m['io']:.2f} sw {m['sw']:.2f} (full {m['full']:.0f} lazy {m['lazy']:.0f}) hvcpi {m['hv_cpi']:.3f} causes ext {m['cause_ext']:.2f} hlt {m['cause_hlt']:.2f} peak sse {e:.5f} within1 {within1(m)}")
         if best is None or (within1(m), -e) > (within1(best[1]), -sse_peak(best[1])):
             best = (p, m)
         if within1(m) and e < 0.0005 and abs(m["hv_cpi"] / p.ref - 1) < 0.005:

@@ -8,7 +8,8 @@
 //!   `kthread_park_ms` + `cpu_down_ms` of latency (`HotplugSpec`); in `parallel` mode the
 //!   per-CPU kernel threads of all outgoing vCPUs are parked at once, so the park time is paid
 //!   once per request. The last step of each `cpu_down` is stop_machine, which waits for the
-//!   vCPU to reach a preemptible point (`guest::kernel::set_vcpu_online`).
+//!   vCPU to reach a preemptible point (`guest::kernel::set_vcpu_online`); `cpu_down` is
+//!   synchronous, so the next step's latency starts only when the vCPU is offline.
 //! - vCPUs come back lowest index first, `cpu_up_ms` each.
 //! - Device interrupts aimed at an offline vCPU go to the first online one (`io_complete`), as
 //!   FlexCore's QEMU change redirects them.
@@ -31,6 +32,9 @@ pub struct HotplugAgent {
     pub busy: bool,
     /// The kernel threads of the outgoing vCPUs are already parked (parallel mode).
     pub parked: bool,
+    /// A `cpu_down` whose stop_machine still waits for this vCPU: the agent's next step
+    /// starts when it goes offline (`cpu_down` returns only then).
+    pub waiting_for: Option<VcpuId>,
 }
 
 impl World {
@@ -90,12 +94,24 @@ impl World {
         self.q.push(at, Ev::HotplugStep(vm));
     }
 
-    /// One `cpu_down` or `cpu_up` finishes.
+    /// One `cpu_down` or `cpu_up` finishes, unless its stop_machine must wait for the vCPU.
     pub(crate) fn hotplug_step(&mut self, vm: VmId) {
         if let Some((v, up)) = self.hotplug_next(vm) {
             self.set_vcpu_online(v, up);
+            if !up && self.vcpus[v].online {
+                self.vms[vm].hotplug.waiting_for = Some(v);
+                return;
+            }
         }
         self.hotplug_arm_next(vm);
+    }
+
+    /// vCPU `v` of VM `vm` went offline: a `cpu_down` that waited for it returns.
+    pub(crate) fn hotplug_offline_done(&mut self, vm: VmId, v: VcpuId) {
+        if self.vms[vm].hotplug.waiting_for == Some(v) {
+            self.vms[vm].hotplug.waiting_for = None;
+            self.hotplug_arm_next(vm);
+        }
     }
 }
 
@@ -125,14 +141,18 @@ mod tests {
     }
 
     /// Times (ms) at which the online count drops, polled every 10 ms.
-    fn offline_times(mut sim: Simulation, count: u32) -> Vec<(u32, f64)> {
+    fn offline_times(sim: Simulation, count: u32) -> Vec<(u32, f64)> {
+        offline_times_polled(sim, count, 10)
+    }
+
+    fn offline_times_polled(mut sim: Simulation, count: u32, poll_ms: u64) -> Vec<(u32, f64)> {
         sim.run_until(100 * NS_PER_MS).unwrap();
         sim.apply("test", &[Action::SetOnlineVcpus { vm: 0, count }]).unwrap();
         let mut out = Vec::new();
         let mut online = 12;
         let mut t = 100 * NS_PER_MS;
         while t < 8000 * NS_PER_MS {
-            t += 10 * NS_PER_MS;
+            t += poll_ms * NS_PER_MS;
             sim.run_until(t).unwrap();
             let s = sim.stats();
             if s.vms[0].online_vcpus < online {
@@ -167,6 +187,36 @@ mod tests {
         }
         // The seed measured 3.5 s for six; this cost model gives 4.0 s.
         assert!(got[5].1 < 4100.0 && got[5].1 > 3400.0);
+    }
+
+    /// `cpu_down` is synchronous: while stop_machine waits for a vCPU whose thread spins for or
+    /// holds a spinlock, the agent's next `cpu_down` has not begun, so successive unplugs lie
+    /// at least one `cpu_down` apart (until session 20 the next one's latency ran meanwhile).
+    #[test]
+    fn the_next_cpu_down_starts_only_once_the_waited_for_vcpu_is_offline() {
+        let text = r#"
+            duration_ms = 9000
+            [host]
+            cores_per_socket = 12
+            [[vms]]
+            vcpus = 12
+            guest.hotplug.mode = "parallel"
+            [[vms.workloads]]
+            kind = "parallel"
+            threads = 12
+            compute_us = { dist = "fixed", us = 1000 }
+            locks_per_iteration = 1
+            cs_us = 20000
+            "#;
+        let sim = Simulation::new(&from_toml_str(text).unwrap(), &Overrides { check: true, ..Default::default() }).unwrap();
+        let got = offline_times_polled(sim, 6, 1);
+        assert_eq!(got.len(), 6, "{got:?}");
+        let down = 7000.0 / 6.0 - 600.0;
+        for w in got.windows(2) {
+            assert!(w[1].1 - w[0].1 >= down - 1.0, "unplugs {} and {} only {} ms apart: {got:?}", w[0].0, w[1].0, w[1].1 - w[0].1);
+        }
+        // The case arose: stop_machine waited, so six took longer than park + six cpu_down.
+        assert!(got[5].1 > 600.0 + 6.0 * down + 5.0, "{got:?}");
     }
 
     #[test]

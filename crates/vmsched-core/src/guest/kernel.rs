@@ -86,7 +86,7 @@ impl World {
                     // A thread switched in on a running vCPU refills what it lost (a halted
                     // vCPU's wake-up dispatch carried no thread to charge).
                     let r = self.thread_refill_ns(t, p);
-                    self.vcpus[v].refill_debt_ns += r;
+                    self.vcpus[v].refill_debt_ns = self.refill_debt_after(v, t, p, r);
                     self.cpi_sample(v, p);
                 }
                 self.ac_switch_in(v, t);
@@ -839,8 +839,11 @@ impl World {
         // stop_machine: the CPU goes down only once its current thread may be preempted
         // (not inside or waiting for a spinlock or an IPI).
         if self.vcpus[v].cur.map_or(false, |t| self.threads[t].act.preempt_disabled()) {
-            let at = self.now() + OFFLINE_RETRY_NS;
-            self.q.push(at, Ev::OfflineRetry(v));
+            if !self.vcpus[v].offline_pending {
+                self.vcpus[v].offline_pending = true;
+                let at = self.now() + OFFLINE_RETRY_NS;
+                self.q.push(at, Ev::OfflineRetry(v));
+            }
             return;
         }
         self.advance(v);
@@ -866,6 +869,7 @@ impl World {
         for w in irqs {
             self.irq_dropped(vm, w);
         }
+        self.hotplug_offline_done(vm, v);
     }
 
     fn set_offline_state(&mut self, v: VcpuId) {

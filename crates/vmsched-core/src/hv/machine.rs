@@ -166,6 +166,21 @@ impl World {
         walks + self.cache_refill_ns(t, p)
     }
 
+    /// Refill debt of a vCPU after `owed` more for thread `t` on pCPU `p`: what it still owed
+    /// plus `owed`, at most `t`'s whole working set from memory (as from where it last ran,
+    /// with nothing kept) and all its page walks. The debt is the time of misses still to
+    /// come; a vCPU descheduled before it paid has not refetched what it owed, and what it
+    /// has not refetched cannot be lost twice, so a vCPU dispatched for moments at a time
+    /// (a preempted lock holder given directed yields) does not owe more with each dispatch.
+    pub(crate) fn refill_debt_after(&self, v: VcpuId, t: ThreadId, p: PcpuId, owed: Ns) -> Ns {
+        let whole = self.threads[t].cache_at.map_or(0.0, |(last, _)| {
+            let (dram, _) = refill_parts_ns(&self.topo, &self.costs, last, p, self.threads[t].ws_kib, 0.0, self.vms[self.threads[t].vm].memory_node);
+            dram
+        });
+        let cap = whole.round() as Ns + self.tlb_walks_all_ns(t);
+        (self.vcpus[v].refill_debt_ns + owed).min(cap.max(owed))
+    }
+
     /// The cache part of `thread_refill_ns`.
     fn cache_refill_ns(&mut self, t: usize, p: PcpuId) -> Ns {
         let Some((last, left_busy)) = self.threads[t].cache_at else { return 0 };
@@ -506,7 +521,10 @@ impl World {
             self.tlb_flush(p);
         }
         let last = self.vcpus[v].last_pcpu;
-        let refill = self.vcpus[v].cur.map_or(0, |t| self.thread_refill_ns(t, p));
+        let refill_debt = self.vcpus[v].cur.map(|t| {
+            let owed = self.thread_refill_ns(t, p);
+            self.refill_debt_after(v, t, p, owed)
+        });
         self.pcpus[p].cur = Some(v);
         self.pcpu_cur[p] = Some(v);
         self.cpi_sample(v, p);
@@ -533,7 +551,9 @@ impl World {
         let vc = &mut self.vcpus[v];
         vc.hv_debt_ns += idle_hv_left;
         vc.bg_debt_ns = bg_left;
-        vc.refill_debt_ns += refill;
+        if let Some(debt) = refill_debt {
+            vc.refill_debt_ns = debt;
+        }
         vc.preempted = false;
         vc.preempted_in_kernel = false;
         vc.steal_preempted = false;

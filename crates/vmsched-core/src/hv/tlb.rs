@@ -125,16 +125,24 @@ impl World {
         if !self.tlb_flush_enabled() {
             return 0;
         }
-        let th = &self.threads[t];
-        match th.tlb_touch {
+        match self.threads[t].tlb_touch {
             Some(e) if !self.tlb.holds(e, p) => {
-                let walks = (th.ws_kib as u64 / 4).min(self.costs.tlb_entries as u64);
-                let ns = if walks == 0 { 0 } else { self.topo.cycles_to_ns(walks * self.costs.tlb_walk_cycles) };
+                let ns = self.tlb_walks_all_ns(t);
                 self.pcpus[p].tlb_walk_ns += ns as f64;
                 ns
             }
             _ => 0,
         }
+    }
+
+    /// The page walks of thread `t`'s whole working set (at most the TLB's entries); 0 with
+    /// the flush off.
+    pub(crate) fn tlb_walks_all_ns(&self, t: ThreadId) -> Ns {
+        if !self.tlb_flush_enabled() {
+            return 0;
+        }
+        let walks = (self.threads[t].ws_kib as u64 / 4).min(self.costs.tlb_entries as u64);
+        if walks == 0 { 0 } else { self.topo.cycles_to_ns(walks * self.costs.tlb_walk_cycles) }
     }
 
     /// Thread `t` ran on pCPU `p` until now: its translations are `p`'s, fresh.

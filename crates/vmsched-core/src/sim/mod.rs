@@ -633,7 +633,10 @@ impl World {
                     self.guest_tick(v);
                 }
             }
-            Ev::OfflineRetry(v) => self.set_vcpu_online(v, false),
+            Ev::OfflineRetry(v) => {
+                self.vcpus[v].offline_pending = false;
+                self.set_vcpu_online(v, false);
+            }
             Ev::HotplugStep(vm) => self.hotplug_step(vm),
             Ev::TaskletDone(p) => {
                 if self.pcpus[p].tasklet.timer.fire(gen) {

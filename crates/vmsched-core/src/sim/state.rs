@@ -126,6 +126,9 @@ pub struct Vcpu {
     pub flush_pending: bool,
     /// Guest side.
     pub online: bool,
+    /// A `cpu_down` waits in stop_machine for this vCPU to reach a preemptible point
+    /// (`guest::kernel::set_vcpu_online`); its retry is queued.
+    pub offline_pending: bool,
     pub cur: Option<ThreadId>,
     pub runq: VecDeque<ThreadId>,
     pub exec_timer: Timer,
@@ -196,6 +199,7 @@ impl Vcpu {
             halt_pending: false,
             flush_pending: false,
             online,
+            offline_pending: false,
             cur: None,
             runq: VecDeque::new(),
             exec_timer: Timer::default(),

@@ -244,14 +244,16 @@ fn run_seeded(text: &str, scheduler: &str, seed: u64) -> Results {
 }
 
 /// Issue 3 acceptance: pv spinlocks shorten the sync-heavy two-VM case on `cfs`. The case is
-/// dominated by IPI waiting, so the gain is a few per cent and varies from seed to seed
-/// (0.6-14 % per VM over seeds 1-6); the claim is on the mean over seeds, against native
-/// qspinlock (FIFO hand-off) with the same seeds.
+/// dominated by IPI waiting, so the gain is a few per cent, and one seed's completion times
+/// scatter by about 15 % either way; the claim is on the mean over seeds, against native
+/// qspinlock (FIFO hand-off) with the same seeds. Since session 20's cap on the refill debt
+/// (`hv::machine` `refill_debt_after`) seeds 1-6 alone tie (2,362 ms both); over seeds 1-16
+/// pv is 4.2 % sooner, over 1-30 3.1 % (3.4 % over seeds 1-6 before the cap).
 #[test]
 fn paravirt_spinlocks_shorten_the_sync_heavy_case_on_cfs_on_average_over_seeds() {
     let plain = with_guest(SYNC_2VM, "{ spinlock = \"queued\" }");
     let pv = with_guest(SYNC_2VM, "{ spinlock = \"queued\", paravirt = { spinlock = true } }");
-    let seeds = 1..=6u64;
+    let seeds = 1..=16u64;
     let n = seeds.clone().count() as f64;
     let (mut c_plain, mut c_pv, mut lwp_plain, mut lwp_pv) = ([0.0; 2], [0.0; 2], 0, 0);
     for seed in seeds {
@@ -858,20 +860,21 @@ fn a_vcpu_taken_offline_while_preempted_comes_back_online_not_preempted() {
     sim.run_until(t + 20 * NS_PER_MS).unwrap();
 }
 
-/// The same two VMs with FlexCore's full 3 s window, seed 107: a vCPU is unplugged while
-/// preempted (at about 93 ms) and FlexCore later re-inflates, so it comes back online. It must
-/// come back halted and not reported preempted to its guest; the invariant checker (on here)
-/// fails the run at the next check if the steal-time flag is stale. The case depends on the
-/// trajectory (seed 3 produced it until session 12's fix of the refill model; seeds 1-106 do
-/// not now), so the test first asserts that it arose, observing every 0.5 ms (observation
-/// does not change a run: `sim::control` tests). The direct case, without FlexCore, is
+/// The same two VMs with FlexCore's full 3 s window, seed 3: a vCPU is unplugged while
+/// preempted and FlexCore later re-inflates, so it comes back online. It must come back halted
+/// and not reported preempted to its guest; the invariant checker (on here) fails the run at
+/// the next check if the steal-time flag is stale. The case depends on the trajectory (seed 3
+/// produced it until session 12's fix of the refill model, then seed 107 until session 20's cap
+/// on the refill debt and synchronous `cpu_down`; now seeds 3, 13, 15, 18, ... of 1-199), so
+/// the test first asserts that it arose, observing every 0.5 ms (observation does not change a
+/// run: `sim::control` tests). The direct case, without FlexCore, is
 /// `a_vcpu_taken_offline_while_preempted_comes_back_online_not_preempted`.
 #[test]
 fn a_vcpu_unplugged_while_preempted_comes_back_not_preempted() {
     let text = include_str!("testdata/hv-debt-livelock.json").replace(", \"window\": \"available\"", "");
     assert!(!text.contains("\"window\""));
     let sc = crate::scenario::from_json_str(&text).unwrap();
-    let ov = Overrides { scheduler: None, seed: Some(107), check: true };
+    let ov = Overrides { scheduler: None, seed: Some(3), check: true };
     let mut sim = Simulation::new(&sc, &ov).unwrap();
     let (mut t, mut down, mut came_back) = (0, Vec::new(), 0);
     while sim.w.vms.iter().any(|m| m.finished_at.is_none()) {
@@ -1342,4 +1345,39 @@ workloads = [{{ kind = "server", role = "db", rate_per_s = 2000.0, threads = 1, 
     assert_eq!(r.totals.hv_ns_by_exit["io"], io * 1500);
     // Without them the pass-through server takes no I/O-instruction exit at all.
     assert_eq!(run_text(&text(0), None).vms[0].exits["io"], 0);
+}
+
+/// The refill debt is capped (session 20, `hv::machine` `refill_debt_after`): a vCPU
+/// descheduled before it paid its thread's refill owes, at its next dispatch, what it still
+/// owed plus the new refill, but never more than the thread's whole working set from memory
+/// (and its page walks). Uncapped, a preempted ticket-lock holder given directed yields for
+/// moments at a time owed more with each dispatch and never reached its critical section
+/// (FlexCore's streamcluster, seed 2: the holder's cpu_down, and the ballooning, waited 13 s).
+#[test]
+fn a_vcpu_never_owes_more_than_its_threads_whole_refill() {
+    let text = r#"
+        duration_ms = 100
+        [host]
+        cores_per_socket = 2
+        [host.costs]
+        cache_refill_ns_per_mib = 134000
+        [[vms]]
+        vcpus = 1
+        [[vms.workloads]]
+        kind = "hog"
+        "#;
+    let sc = from_toml_str(text).unwrap();
+    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+    sim.run_until(5 * NS_PER_MS).unwrap();
+    let v = 0;
+    let (t, p) = (sim.w.vcpus[v].cur.unwrap(), sim.w.vcpus[v].running_on().unwrap());
+    let ws = sim.w.threads[t].ws_kib;
+    let whole = crate::host::refill_parts_ns(&sim.w.topo, &sim.w.costs, p, p, ws, 0.0, 0).0.round() as Ns;
+    assert!(whole > 1000, "the hog's working set costs a refill ({whole} ns)");
+    sim.w.vcpus[v].refill_debt_ns = 0;
+    assert_eq!(sim.w.refill_debt_after(v, t, p, 10), 10, "nothing owed: the new refill");
+    sim.w.vcpus[v].refill_debt_ns = 20;
+    assert_eq!(sim.w.refill_debt_after(v, t, p, 10), 30, "debts below the whole add up");
+    sim.w.vcpus[v].refill_debt_ns = 1000 * whole;
+    assert_eq!(sim.w.refill_debt_after(v, t, p, 10), whole, "never more than the whole working set");
 }
