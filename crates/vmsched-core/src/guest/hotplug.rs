@@ -122,22 +122,19 @@ mod tests {
     use crate::scenario::from_toml_str;
     use crate::sim::{Overrides, Simulation};
 
-    fn hogs(mode: &str) -> Simulation {
+    /// One 12-vCPU VM alone on 12 pCPUs with the agent in `mode`, running `workload` (the
+    /// body of its `[[vms.workloads]]` table).
+    fn one_vm(mode: &str, workload: &str) -> Simulation {
         let text = format!(
-            r#"
-            duration_ms = 9000
-            [host]
-            cores_per_socket = 12
-            [[vms]]
-            vcpus = 12
-            guest.hotplug.mode = "{mode}"
-            [[vms.workloads]]
-            kind = "hog"
-            threads = 12
-            "#
+            "duration_ms = 9000\n[host]\ncores_per_socket = 12\n[[vms]]\nvcpus = 12\n\
+             guest.hotplug.mode = \"{mode}\"\n[[vms.workloads]]\n{workload}\n"
         );
         let sc = from_toml_str(&text).unwrap();
         Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap()
+    }
+
+    fn hogs(mode: &str) -> Simulation {
+        one_vm(mode, "kind = \"hog\"\nthreads = 12")
     }
 
     /// Times (ms) at which the online count drops, polled every 10 ms.
@@ -151,7 +148,7 @@ mod tests {
         let mut out = Vec::new();
         let mut online = 12;
         let mut t = 100 * NS_PER_MS;
-        while t < 8000 * NS_PER_MS {
+        while t < 8000 * NS_PER_MS && online > count {
             t += poll_ms * NS_PER_MS;
             sim.run_until(t).unwrap();
             let s = sim.stats();
@@ -194,21 +191,11 @@ mod tests {
     /// at least one `cpu_down` apart (until session 20 the next one's latency ran meanwhile).
     #[test]
     fn the_next_cpu_down_starts_only_once_the_waited_for_vcpu_is_offline() {
-        let text = r#"
-            duration_ms = 9000
-            [host]
-            cores_per_socket = 12
-            [[vms]]
-            vcpus = 12
-            guest.hotplug.mode = "parallel"
-            [[vms.workloads]]
-            kind = "parallel"
-            threads = 12
-            compute_us = { dist = "fixed", us = 1000 }
-            locks_per_iteration = 1
-            cs_us = 20000
-            "#;
-        let sim = Simulation::new(&from_toml_str(text).unwrap(), &Overrides { check: true, ..Default::default() }).unwrap();
+        let sim = one_vm(
+            "parallel",
+            "kind = \"parallel\"\nthreads = 12\ncompute_us = { dist = \"fixed\", us = 1000 }\n\
+             locks_per_iteration = 1\ncs_us = 20000",
+        );
         let got = offline_times_polled(sim, 6, 1);
         assert_eq!(got.len(), 6, "{got:?}");
         let down = 7000.0 / 6.0 - 600.0;
