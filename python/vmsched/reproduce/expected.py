@@ -404,9 +404,10 @@ GAPS: dict[str, dict[str, str]] = {
             "67.1 to 65.5 % (CSRC 87.5 % busy against the original's 92.2 %); of the VMs' time, "
             "useful work falls from 42.5 to 42.2 % of the CPU and cache refills from 22.5 to "
             "21.2 %, while the guests' CPI falls 4.6 % and the path length 4.1 %. In session 19 it "
-            "was 3.85 points, within: before " + REFILL_CAP_S20 + ", the original's vCPUs, "
-            "dispatched for moments at a time by its idle-vCPU tasklet switches, owed refills "
-            "that no cache could hold, and CSRC, switching less, saved them",
+            "was 3.85 points, within; most likely because before " + REFILL_CAP_S20 + ", the "
+            "original's vCPUs, dispatched for moments at a time by its idle-vCPU tasklet switches, "
+            "owed refills that no cache could hold, and CSRC, switching less, saved them (a "
+            "reading, not traced run by run)",
         "tput_per_util_gain_csrc_pct":
             "4.9 % against the seed's 15 % " + S20 + ", at CSRC's compliant peak, 9.19 tiles; 5.4 % at "
             "the same load, 9 tiles (CSRC 87.5 % busy against the original's 92.2 %, the seed "
