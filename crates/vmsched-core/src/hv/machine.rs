@@ -173,6 +173,9 @@ impl World {
     /// has not refetched cannot be lost twice, so a vCPU dispatched for moments at a time
     /// (a preempted lock holder given directed yields) does not owe more with each dispatch.
     pub(crate) fn refill_debt_after(&self, v: VcpuId, t: ThreadId, p: PcpuId, owed: Ns) -> Ns {
+        if self.vcpus[v].refill_debt_ns == 0 {
+            return owed;
+        }
         let whole = self.threads[t].cache_at.map_or(0.0, |(last, _)| {
             let (dram, _) = refill_parts_ns(&self.topo, &self.costs, last, p, self.threads[t].ws_kib, 0.0, self.vms[self.threads[t].vm].memory_node);
             dram
