@@ -65,10 +65,12 @@ def main() -> None:
         sys.exit("usage: flexcore_dedup_grid.py SECTIONS SHOOTDOWN_EVERY WAIT_US [JOBS]")
     grid = list(itertools.product(*[[int(x) for x in a.split(",")] for a in sys.argv[1:4]]))
     jobs = int(sys.argv[4]) if len(sys.argv) == 5 else 1
-    runs = [(p, run) for p in grid for run in runs_at(*p)]
-    res = simulate_all([run for _, run in runs], jobs=jobs, progress=False)
+    # One point at a time, printed as it ends: a point near the 2VM collapse can take
+    # minutes to simulate (session 21: a 32-point batch run whole showed nothing for 43 min).
     for p in grid:
-        r = {run.label: res[run.key()] for q, run in runs if q == p}
+        runs = runs_at(*p)
+        res = simulate_all(runs, jobs=jobs, progress=False)
+        r = {run.label: res[run.key()] for run in runs}
         print(json.dumps({"point": p, **measure(r)}), flush=True)
 
 
