@@ -6,9 +6,12 @@
 //! lock; a vCPU reported preempted to its guest (steal time) is preempted and not running;
 //! every armed timer lies in the future; each running vCPU's accounted time matches its
 //! segment start; the idle-while-waiting metric counts every runnable vCPU under its current
-//! hard affinity; at the end, every pCPU's idle + hypervisor + guest time equals the
+//! hard affinity; no vCPU owes more cache refill than the coldest refill a thread of its VM can
+//! need; at the end, every pCPU's idle + hypervisor + guest time equals the
 //! simulated time exactly.
 
+use crate::engine::Ns;
+use crate::host::cached_kib;
 use crate::sim::state::*;
 use crate::sim::World;
 
@@ -69,6 +72,28 @@ impl World {
         for (t, n) in on_vcpu.iter().enumerate() {
             if *n > 1 {
                 return Err(format!("thread {} is on {n} vcpus or queued twice", self.threads[t].name));
+            }
+        }
+        // The refill debt is bounded (`hv::machine` `refill_debt_after`): never more than the
+        // coldest refill a thread of the VM can need, its whole cached working set from remote
+        // memory, the re-fetch of its private part from the LLC and all its page walks.
+        let mut cache = self.refill_bound.borrow_mut();
+        if cache.0 != self.threads.len() || cache.1.len() != self.vms.len() {
+            let mut worst = vec![0 as Ns; self.vms.len()];
+            for (t, th) in self.threads.iter().enumerate() {
+                let cached = cached_kib(&self.topo, &self.costs, th.ws_kib);
+                let dram = cached as f64 / 1024.0 * self.costs.cache_refill_ns_per_mib as f64
+                    * self.costs.cross_socket_refill_factor.max(1.0);
+                let llc = cached.min(self.costs.private_cache_kib) as f64 / 1024.0 * self.costs.llc_refill_ns_per_mib as f64;
+                let bound = (dram + llc).ceil() as Ns + self.tlb_walks_all_ns(t) + 2;
+                worst[th.vm] = worst[th.vm].max(bound);
+            }
+            *cache = (self.threads.len(), worst);
+        }
+        let worst = &cache.1;
+        for (v, vc) in self.vcpus.iter().enumerate() {
+            if vc.refill_debt_ns > worst[vc.vm] {
+                return Err(format!("vcpu {v} owes {} ns of cache refill, more than any thread of its VM can need ({} ns)", vc.refill_debt_ns, worst[vc.vm]));
             }
         }
         for vm in &self.vms {

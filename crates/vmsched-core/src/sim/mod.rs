@@ -109,6 +109,9 @@ pub struct World {
     /// Actions applied so far (for the results).
     pub(crate) actions: Vec<control::ActionRecord>,
     pub(crate) idle_wait: IdleWhileWaiting,
+    /// The checker's per-VM bound on a vCPU's refill debt and the thread count it was computed
+    /// for (`sim::check`; threads are only ever added).
+    pub(crate) refill_bound: std::cell::RefCell<(usize, Vec<Ns>)>,
     pub(crate) vipi_delivery: crate::hv::vipi::VipiDelivery,
     pub(crate) vmm_timeslice_ns: Ns,
     pub(crate) halt_poll: crate::hv::halt_poll::HaltPollCfg,
@@ -210,6 +213,7 @@ impl Simulation {
             seed,
             actions: Vec::new(),
             idle_wait: IdleWhileWaiting::new(n_p),
+            refill_bound: Default::default(),
             vipi_delivery: sc.hypervisor.vipi_delivery,
             vmm_timeslice_ns: sc.hypervisor.vmm_timeslice_ms * NS_PER_MS,
             halt_poll,

@@ -1380,4 +1380,11 @@ fn a_vcpu_never_owes_more_than_its_threads_whole_refill() {
     assert_eq!(sim.w.refill_debt_after(v, t, p, 10), 30, "debts below the whole add up");
     sim.w.vcpus[v].refill_debt_ns = 1000 * whole;
     assert_eq!(sim.w.refill_debt_after(v, t, p, 10), whole, "never more than the whole working set");
+    // The checker (on in every test) holds whole runs to it: a debt above the coldest refill
+    // any thread of the VM can need is an error, the whole refill itself is not.
+    sim.w.vcpus[v].refill_debt_ns = whole;
+    assert_eq!(sim.w.check(), Ok(()));
+    sim.w.vcpus[v].refill_debt_ns = 1000 * whole;
+    let e = sim.w.check().unwrap_err();
+    assert!(e.contains("vcpu 0 owes") && e.contains("cache refill"), "{e}");
 }
