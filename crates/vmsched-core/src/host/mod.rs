@@ -486,6 +486,16 @@ pub fn refill_parts_ns(topo: &Topology, costs: &CostParams, from: usize, to: usi
     (t, llc)
 }
 
+/// An upper bound on what `refill_parts_ns` can return for a working set of `ws_kib` KiB, its
+/// two parts summed: all of it from remote memory plus the whole private part from the LLC
+/// (the invariant checker bounds a vCPU's refill debt with it, `sim::check`).
+pub fn refill_bound_ns(topo: &Topology, costs: &CostParams, ws_kib: u32) -> Ns {
+    let cached = cached_kib(topo, costs, ws_kib);
+    let dram = cached as f64 / 1024.0 * costs.cache_refill_ns_per_mib as f64 * costs.cross_socket_refill_factor.max(1.0);
+    let llc = cached.min(costs.private_cache_kib) as f64 / 1024.0 * costs.llc_refill_ns_per_mib as f64;
+    (dram + llc).ceil() as Ns
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

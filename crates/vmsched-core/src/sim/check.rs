@@ -11,7 +11,7 @@
 //! simulated time exactly.
 
 use crate::engine::Ns;
-use crate::host::cached_kib;
+use crate::host::refill_bound_ns;
 use crate::sim::state::*;
 use crate::sim::World;
 
@@ -81,11 +81,7 @@ impl World {
         if cache.0 != self.threads.len() || cache.1.len() != self.vms.len() {
             let mut worst = vec![0 as Ns; self.vms.len()];
             for (t, th) in self.threads.iter().enumerate() {
-                let cached = cached_kib(&self.topo, &self.costs, th.ws_kib);
-                let dram = cached as f64 / 1024.0 * self.costs.cache_refill_ns_per_mib as f64
-                    * self.costs.cross_socket_refill_factor.max(1.0);
-                let llc = cached.min(self.costs.private_cache_kib) as f64 / 1024.0 * self.costs.llc_refill_ns_per_mib as f64;
-                let bound = (dram + llc).ceil() as Ns + self.tlb_walks_all_ns(t) + 2;
+                let bound = refill_bound_ns(&self.topo, &self.costs, th.ws_kib) + self.tlb_walks_all_ns(t) + 2;
                 worst[th.vm] = worst[th.vm].max(bound);
             }
             *cache = (self.threads.len(), worst);
