@@ -1,10 +1,10 @@
 //! Discrete-event engine: integer-nanosecond clock, an event queue ordered by
 //! (time, insertion sequence), cheap timer cancellation, and per-entity RNG streams.
 //!
-//! Models: nothing of the machine; this is the clock and the agenda. Timers are cancelled by
-//! generation numbers: each re-armable timer owns a `Timer` slot whose generation is bumped on
-//! re-arm or cancel, and a popped event whose generation is stale is dropped (lazy deletion,
-//! O(log n) per arm, O(1) per cancel).
+//! Models: nothing of the machine; this is the clock and the agenda. Each re-armable timer
+//! owns a `Timer` whose generation is bumped on re-arm or cancel. A re-arm moves the timer's
+//! pending heap entry in place (O(log n), no stale entry left behind); a cancel is O(1) and its
+//! entry, when popped, carries a stale generation and is dropped (lazy deletion).
 
 mod queue;
 mod rng;
