@@ -152,7 +152,9 @@ def step(p: P, m: dict, d: float) -> P:
                    scale=p.scale * (guest_want / guest_now) ** d,
                    ext=newton(p.ext, "ext", m["n_ext"]), hlt=newton(p.hlt, "hlt", m["n_hlt"]),
                    eoi=newton(p.eoi, "apic", m["n_eoi"]), io=newton(p.io, "io", m["n_io"]),
-                   ws=max(100.0, p.ws + d * (TARGETS["sw"] - m["sw"]) / 100 * 1e9 / m["full"]),
+                   # lazy switches cost the scheduler path, tied to the full switch (session 22)
+                   ws=max(100.0, p.ws + d * (TARGETS["sw"] - m["sw"]) / 100 * 1e9
+                          / (m["full"] + m["lazy"] * csrc.sched_call_per_world_switch())),
                    ref=round(m["hv_cpi"], 4))
 
 
