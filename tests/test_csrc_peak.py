@@ -237,12 +237,11 @@ def test_a_tile_adds_six_vms_at_the_same_rates_whatever_the_load():
 def test_seed_001s_scheduler_path_keeps_the_host_estimates_ratio_to_the_fitted_full_switch():
     """host/mod.rs estimates the scheduler path at about a fifth of a full switch (500 of 2,740
     ns); seed 001's full switch is fitted, and its scheduler path follows it (session 22)."""
-    from vmsched import Scenario
     from vmsched.reproduce import csrc
     from vmsched.reproduce.calibration import fitted
+    from vmsched.reproduce.core import host_default_costs
 
-    defaults = Scenario.from_dict({"host": {"cores_per_socket": 1},
-                                   "vms": [{"vcpus": 1, "workloads": [{"kind": "rambench"}]}]}).to_dict()["host"]["costs"]
+    defaults = host_default_costs()
     assert csrc.sched_call_per_world_switch() == defaults["sched_call_ns"] / defaults["world_switch_ns"]
     costs = csrc.scenario(9, "original", 100.0)["host"]["costs"]
     assert costs["world_switch_ns"] == round(fitted("csrc.host.world_switch_ns"))

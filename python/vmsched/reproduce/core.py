@@ -23,6 +23,16 @@ from ..batch import Run  # noqa: F401  (family modules build their runs from her
 TOLERANCE_MEASURED = 0.25
 TOLERANCE_ANALYTIC = 0.05
 
+@functools.lru_cache(maxsize=1)
+def host_default_costs() -> dict[str, Any]:
+    """The host model's default costs (host/mod.rs ``CostParams``; docs/model.md gives each
+    one's source), as a scenario that sets none of them gets them."""
+    from ..scenario import Scenario
+
+    sc = {"host": {"cores_per_socket": 1}, "vms": [{"vcpus": 1, "workloads": [{"kind": "rambench"}]}]}
+    return dict(Scenario.from_dict(sc).to_dict()["host"]["costs"])
+
+
 #: Every Xen host of the reproductions switches context lazily, as Xen does (docs/policies.md
 #: ## lazy_context_switch, hv/lazy_switch.rs): ``context_switch`` in xen/arch/x86/domain.c runs
 #: ``__context_switch`` (save the state of ``per_cpu(curr_vcpu, cpu)``, load the next vCPU's,
@@ -32,8 +42,9 @@ TOLERANCE_ANALYTIC = 0.05
 #: IPI. Arch code, the same under every scheduler: read in Xen 3.4.4 (huddy1985/xen-3.4.4, for
 #: seed 003's 3.4.3; session 15) and 4.2.2 (lostzoumo/xen-4.2.2, for seed 001's 4.1; session
 #: 14); seed 002 names no version (Flex is PPoPP'14), and every version between has it. The
-#: costs are each host's: csrc fits the full switch (calibration.toml csrc.host.world_switch_ns);
-#: flex and dp keep the host defaults, not fitted (docs/model.md): a full switch
+#: costs are each host's: csrc fits the full switch (calibration.toml csrc.host.world_switch_ns)
+#: and, since session 22, keeps the scheduler path at the defaults' ratio to it
+#: (csrc.sched_call_per_world_switch); flex and dp keep the host defaults, not fitted (docs/model.md): a full switch
 #: ``world_switch_ns`` 2,740 ns, a lazy one ``sched_call_ns`` 500 ns (an estimate, the scheduler
 #: path alone), the flush IPI ``phys_ipi_ns`` 1,000 ns (an estimate).
 XEN_HOST_PARAMS: Mapping[str, Any] = {"lazy_context_switch": True}

@@ -216,7 +216,7 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 from .calibration import fitted
-from .core import XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run
+from .core import XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run, host_default_costs
 from .core import mean_over_seeds
 
 S001 = "001_3582712ef98dbca6.txt"
@@ -324,10 +324,7 @@ def sched_call_per_world_switch() -> float:
     001's host the full switch is fitted (calibration.toml csrc.host.world_switch_ns) and the
     scheduler path keeps this ratio to it (session 22; until then it kept the default 500 ns,
     a fifteenth of the fitted switch)."""
-    from .. import Scenario
-
-    costs = Scenario.from_dict({"host": {"cores_per_socket": 1},
-                               "vms": [{"vcpus": 1, "workloads": [{"kind": "rambench"}]}]}).to_dict()["host"]["costs"]
+    costs = host_default_costs()
     return costs["sched_call_ns"] / costs["world_switch_ns"]
 
 

@@ -42,12 +42,10 @@ forkbench's placement effect, §7.4.2; it gives no size).
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Mapping
 
-from ..scenario import Scenario
 from .calibration import fitted
-from .core import Claim, Quantity, Reproduction, Run
+from .core import Claim, Quantity, Reproduction, Run, host_default_costs
 
 S004 = "004_3bece153636bca8a.txt"
 
@@ -70,16 +68,10 @@ EXIT_COSTS = ("exit_hypercall_ns", "exit_ple_ns", "exit_hlt_ns", "exit_ext_intr_
               "exit_io_ns")
 
 
-@functools.lru_cache(maxsize=1)
-def _default_costs() -> dict[str, int]:
-    sc = {"host": {"cores_per_socket": 1}, "vms": [{"vcpus": 1, "workloads": [{"kind": "rambench"}]}]}
-    return dict(Scenario.from_dict(sc).to_dict()["host"]["costs"])
-
-
 def vmkit_exit_costs() -> dict[str, int]:
     """The host's default exit costs with VMkit's round trip in place of KVM's."""
     extra_ns = round((VMKIT_VMMCALL_CYCLES - KVM_VMMCALL_CYCLES) / CPU_GHZ)
-    return {k: int(_default_costs()[k]) + extra_ns for k in EXIT_COSTS}
+    return {k: int(host_default_costs()[k]) + extra_ns for k in EXIT_COSTS}
 
 
 #: The extra latency of a cache line or one-line message between cores on different sockets
@@ -102,7 +94,7 @@ def host(native: bool = False) -> dict:
     cross-core transfer fitted to native Table 3 (``guest/channel.rs``); a virtual IPI between
     sockets pays its lines' extra latency (``hv/xsocket.rs``). The VMkit runs pay VMkit's exit
     round trip (Table 1); ``native``: no hypervisor costs."""
-    local = int(_default_costs()["ticket_transfer_cycles"])
+    local = int(host_default_costs()["ticket_transfer_cycles"])
     costs: dict[str, Any] = {"channel_transfer_ns": int(fitted("vmkit.host.channel_transfer_ns")),
                              "ticket_transfer_remote_cycles": local + CROSS_SOCKET_TRANSFER_CYCLES,
                              "cross_socket_vipi_lines": True}

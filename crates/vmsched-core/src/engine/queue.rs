@@ -128,7 +128,6 @@ impl<E> EventQueue<E> {
         };
         let pos = self.heap.len();
         self.heap.push(Key { at, seq: self.seq, slot });
-        self.slots[slot as usize].pos = pos as u32;
         self.sift_up(pos);
         (slot, self.slots[slot as usize].epoch)
     }
@@ -171,8 +170,7 @@ impl<E> EventQueue<E> {
         let top = *self.heap.first()?;
         let last = self.heap.pop().expect("non-empty");
         if !self.heap.is_empty() {
-            self.heap[0] = last;
-            self.slots[last.slot as usize].pos = 0;
+            self.place(0, last);
             self.sift_down(0);
         }
         let s = &mut self.slots[top.slot as usize];
@@ -191,10 +189,13 @@ impl<E> EventQueue<E> {
             if !k.before(&pk) {
                 break;
             }
-            self.heap[i] = pk;
-            self.slots[pk.slot as usize].pos = i as u32;
+            self.place(i, pk);
             i = parent;
         }
+        self.place(i, k);
+    }
+
+    fn place(&mut self, i: usize, k: Key) {
         self.heap[i] = k;
         self.slots[k.slot as usize].pos = i as u32;
     }
@@ -217,12 +218,10 @@ impl<E> EventQueue<E> {
             if !ck.before(&k) {
                 break;
             }
-            self.heap[i] = ck;
-            self.slots[ck.slot as usize].pos = i as u32;
+            self.place(i, ck);
             i = c;
         }
-        self.heap[i] = k;
-        self.slots[k.slot as usize].pos = i as u32;
+        self.place(i, k);
     }
 
     pub fn peek_time(&self) -> Option<Ns> {
