@@ -32,8 +32,9 @@ impl Key {
 struct Slot<E> {
     ev: Option<E>,
     gen: u32,
-    /// Bumped each time the slot is taken, so a timer can tell its own entry from a reuse.
-    epoch: u32,
+    /// Bumped each time the slot is taken, so a timer can tell its own entry from a reuse
+    /// (64 bits: never wraps within a run).
+    epoch: u64,
     /// Position in the heap while the entry is pending.
     pos: u32,
 }
@@ -50,7 +51,7 @@ pub struct Timer {
     armed_at: Option<Ns>,
     /// The queue slot of the last arm and that slot's epoch then (`NO_SLOT`: never armed).
     slot: u32,
-    epoch: u32,
+    epoch: u64,
 }
 
 impl Default for Timer {
@@ -109,7 +110,7 @@ impl<E> EventQueue<E> {
         self.push_gen(at, 0, ev);
     }
 
-    fn push_gen(&mut self, at: Ns, gen: u32, ev: E) -> (u32, u32) {
+    fn push_gen(&mut self, at: Ns, gen: u32, ev: E) -> (u32, u64) {
         assert!(at >= self.now, "event scheduled in the past: {} < now {}", at, self.now);
         self.seq += 1;
         self.pushed += 1;
