@@ -23,6 +23,7 @@ from ..batch import Run  # noqa: F401  (family modules build their runs from her
 TOLERANCE_MEASURED = 0.25
 TOLERANCE_ANALYTIC = 0.05
 
+
 @functools.lru_cache(maxsize=1)
 def host_default_costs() -> dict[str, Any]:
     """The host model's default costs (host/mod.rs ``CostParams``; docs/model.md gives each
