@@ -85,7 +85,6 @@ pub struct EventQueue<E> {
     free: Vec<u32>,
     seq: u64,
     now: Ns,
-    pushed: u64,
     popped: u64,
 }
 
@@ -97,7 +96,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: Vec::new(), slots: Vec::new(), free: Vec::new(), seq: 0, now: 0, pushed: 0, popped: 0 }
+        EventQueue { heap: Vec::new(), slots: Vec::new(), free: Vec::new(), seq: 0, now: 0, popped: 0 }
     }
 
     pub fn now(&self) -> Ns {
@@ -110,10 +109,15 @@ impl<E> EventQueue<E> {
         self.push_gen(at, 0, ev);
     }
 
-    fn push_gen(&mut self, at: Ns, gen: u32, ev: E) -> (u32, u64) {
+    /// The sequence number of a new push or arm at `at`. Panics on a time in the past.
+    fn next_seq(&mut self, at: Ns) -> u64 {
         assert!(at >= self.now, "event scheduled in the past: {} < now {}", at, self.now);
         self.seq += 1;
-        self.pushed += 1;
+        self.seq
+    }
+
+    fn push_gen(&mut self, at: Ns, gen: u32, ev: E) -> (u32, u64) {
+        let seq = self.next_seq(at);
         let slot = match self.free.pop() {
             Some(i) => {
                 let s = &mut self.slots[i as usize];
@@ -128,7 +132,7 @@ impl<E> EventQueue<E> {
             }
         };
         let pos = self.heap.len();
-        self.heap.push(Key { at, seq: self.seq, slot });
+        self.heap.push(Key { at, seq, slot });
         self.sift_up(pos);
         (slot, self.slots[slot as usize].epoch)
     }
@@ -150,15 +154,13 @@ impl<E> EventQueue<E> {
             timer.epoch = epoch;
             return;
         }
-        assert!(at >= self.now, "event scheduled in the past: {} < now {}", at, self.now);
-        self.seq += 1;
-        self.pushed += 1;
+        let seq = self.next_seq(at);
         let s = &mut self.slots[timer.slot as usize];
         s.ev = Some(ev);
         s.gen = timer.gen;
         let pos = s.pos as usize;
         let old = self.heap[pos];
-        self.heap[pos] = Key { at, seq: self.seq, slot: timer.slot };
+        self.heap[pos] = Key { at, seq, slot: timer.slot };
         if self.heap[pos].before(&old) {
             self.sift_up(pos);
         } else {
