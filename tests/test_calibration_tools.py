@@ -60,3 +60,39 @@ def test_flexcore_dedup_grid_at_the_recorded_point_builds_the_reproductions_runs
     assert json.dumps(other, sort_keys=True) != json.dumps(flexcore.scenario("dedup", 1), sort_keys=True)
     assert flexcore.fitted is calibration.fitted
     assert set(tool["TARGETS"]) == set(tool["KEYS"])
+
+
+SWAPTIONS_GRID = Path(__file__).resolve().parent.parent / "tools" / "calibrate" / "flexcore_swaptions_grid.py"
+
+
+def test_flexcore_swaptions_grid_at_the_recorded_point_builds_the_reproductions_runs():
+    # At calibration.toml's values the grid's runs must be the reproduction's own swaptions-1vm
+    # and swaptions-2vm runs; a point with another compute grain must change the workload (the
+    # grain is read through flexcore.compute_us, not the shared constant); and the tool must
+    # leave the reproduction's values alone.
+    from vmsched.reproduce import calibration, flexcore
+
+    tool = runpy.run_path(str(SWAPTIONS_GRID), run_name="not_main")
+    point = [calibration.fitted(f"flexcore.swaptions.{k}") for k in ("compute_us", "cs_us")]
+    every = int(calibration.fitted("flexcore.swaptions.shootdown_every"))
+    recorded = {r.label: r for r in tool["runs_at"](*point, every)}
+    for n in (1, 2):
+        for s in flexcore.SEEDS:
+            sc = flexcore.scenario("swaptions", n)
+            assert json.dumps(recorded[f"swaptions-{n}vm@{s}"].scenario, sort_keys=True) == json.dumps(sc, sort_keys=True)
+    other = tool["runs_at"](point[0] + 100, point[1], every)[0].scenario
+    assert other["vms"][0]["workloads"][0]["compute_us"]["mean_us"] == point[0] + 100
+    assert json.dumps(flexcore.scenario("swaptions", 1), sort_keys=True) == json.dumps(
+        recorded["swaptions-1vm@1"].scenario, sort_keys=True)
+    assert flexcore.fitted is calibration.fitted
+    assert set(tool["TARGETS"]) == set(tool["KEYS"])
+
+
+def test_only_swaptions_compute_grain_is_fitted_the_others_keep_the_shared_grain():
+    # swaptions alone has a seed PLE rate before ballooning to fit its grain to (§4.4); the
+    # other applications keep flexcore.COMPUTE_US, chosen once for all and not fitted.
+    from vmsched.reproduce import calibration, flexcore
+
+    assert flexcore.compute_us("swaptions") == calibration.fitted("flexcore.swaptions.compute_us")
+    for app in ("dedup", "vips", "streamcluster"):
+        assert flexcore.compute_us(app) == flexcore.COMPUTE_US
