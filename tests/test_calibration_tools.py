@@ -96,3 +96,23 @@ def test_only_swaptions_compute_grain_is_fitted_the_others_keep_the_shared_grain
     assert flexcore.compute_us("swaptions") == calibration.fitted("flexcore.swaptions.compute_us")
     for app in ("dedup", "vips", "streamcluster"):
         assert flexcore.compute_us(app) == flexcore.COMPUTE_US
+
+
+def test_a_calibration_trial_answers_its_values_and_restores_the_recorded_ones():
+    # The grids build AND measure a point inside a trial (kernel time counts the point's own
+    # sections and shootdowns), so the trial must answer its values for every name it holds,
+    # the recorded values for the rest, and hand the recorded reader back, even on an error.
+    import pytest
+    from vmsched.reproduce import calibration, flexcore
+
+    cs = calibration.fitted("flexcore.swaptions.cs_us")
+    with calibration.trial(flexcore, {"flexcore.swaptions.cs_us": cs + 1.0}):
+        assert flexcore.fitted("flexcore.swaptions.cs_us") == cs + 1.0
+        assert flexcore.fitted("flexcore.vips.cs_us") == calibration.fitted("flexcore.vips.cs_us")
+        inside = flexcore.kernel_work_ns("swaptions", 100)
+    assert flexcore.fitted is calibration.fitted
+    assert inside == pytest.approx(flexcore.kernel_work_ns("swaptions", 100) + 12 * 100 * 2 * 1.0 * 1e3)
+    with pytest.raises(RuntimeError):
+        with calibration.trial(flexcore, {"flexcore.swaptions.cs_us": 0.0}):
+            raise RuntimeError("a failed run")
+    assert flexcore.fitted is calibration.fitted

@@ -35,23 +35,24 @@ TARGETS = {k: v for name, q in expected.SEED.items() if name.startswith("flexcor
            for k, v in ((k, q[k].value) for k in KEYS if k in q)}
 
 
+def values_at(sections: int, shootdown_every: int, wait_us: int) -> dict[str, float]:
+    return {"flexcore.dedup.sections": sections, "flexcore.dedup.shootdown_every": shootdown_every,
+            "flexcore.dedup.wait_us": float(wait_us)}
+
+
 def runs_at(sections: int, shootdown_every: int, wait_us: int) -> list[Run]:
     """dedup-1vm and dedup-2vm at the point, built by flexcore.scenario itself."""
-    values = {"flexcore.dedup.sections": sections, "flexcore.dedup.shootdown_every": shootdown_every,
-              "flexcore.dedup.wait_us": float(wait_us)}
-    recorded = calibration.fitted
-    fc.fitted = lambda key: values.get(key, recorded(key))
-    try:
+    with calibration.trial(fc, values_at(sections, shootdown_every, wait_us)):
         return [Run(f"dedup-{n}vm@{s}", fc.scenario("dedup", n), seed=s) for n in (1, 2) for s in fc.SEEDS]
-    finally:
-        fc.fitted = recorded
 
 
-def measure(r) -> dict:
-    got = {"dedup_total_ratio": fc.done_s(r, "dedup-2vm") / fc.done_s(r, "dedup-1vm"),
-           "dedup_kernel_ratio": fc.kernel_s(r, "dedup-2vm") / fc.kernel_s(r, "dedup-1vm"),
-           "dedup_ipi_pct_2vm": fc.waste_pct(r, "dedup-2vm", "ipi_wait"),
-           "dedup_spin_pct_2vm": fc.waste_pct(r, "dedup-2vm", "lock_spin")}
+def measure(r, point: tuple[int, int, int]) -> dict:
+    """The four baselines at ``point`` (kernel time counts the point's sections and shootdowns)."""
+    with calibration.trial(fc, values_at(*point)):
+        got = {"dedup_total_ratio": fc.done_s(r, "dedup-2vm") / fc.done_s(r, "dedup-1vm"),
+               "dedup_kernel_ratio": fc.kernel_s(r, "dedup-2vm") / fc.kernel_s(r, "dedup-1vm"),
+               "dedup_ipi_pct_2vm": fc.waste_pct(r, "dedup-2vm", "ipi_wait"),
+               "dedup_spin_pct_2vm": fc.waste_pct(r, "dedup-2vm", "lock_spin")}
     per_seed = [r[f"dedup-2vm@{s}"].summary["sim_time_ns"] / r[f"dedup-1vm@{s}"].summary["sim_time_ns"]
                 for s in fc.SEEDS]
     return {**{k: round(v, 3) for k, v in got.items()},
@@ -71,7 +72,7 @@ def main() -> None:
         runs = runs_at(*p)
         res = simulate_all(runs, jobs=jobs, progress=False)
         r = {run.label: res[run.key()] for run in runs}
-        print(json.dumps({"point": p, **measure(r)}), flush=True)
+        print(json.dumps({"point": p, **measure(r, p)}), flush=True)
 
 
 if __name__ == "__main__":

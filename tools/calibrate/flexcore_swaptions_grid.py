@@ -35,23 +35,24 @@ TARGETS = {k: v for name, q in expected.SEED.items() if name.startswith("flexcor
            for k, v in ((k, q[k].value) for k in KEYS if k in q)}
 
 
+def values_at(compute_us: float, cs_us: float, shootdown_every: int) -> dict[str, float]:
+    return {"flexcore.swaptions.compute_us": compute_us, "flexcore.swaptions.cs_us": cs_us,
+            "flexcore.swaptions.shootdown_every": shootdown_every}
+
+
 def runs_at(compute_us: float, cs_us: float, shootdown_every: int) -> list[Run]:
     """swaptions-1vm and swaptions-2vm at the point, built by flexcore.scenario itself."""
-    values = {"flexcore.swaptions.compute_us": compute_us, "flexcore.swaptions.cs_us": cs_us,
-              "flexcore.swaptions.shootdown_every": shootdown_every}
-    recorded = calibration.fitted
-    fc.fitted = lambda key: values.get(key, recorded(key))
-    try:
+    with calibration.trial(fc, values_at(compute_us, cs_us, shootdown_every)):
         return [Run(f"swaptions-{n}vm@{s}", fc.scenario("swaptions", n), seed=s)
                 for n in (1, 2) for s in fc.SEEDS]
-    finally:
-        fc.fitted = recorded
 
 
-def measure(r) -> dict:
-    got = {"swaptions_total_ratio": fc.done_s(r, "swaptions-2vm") / fc.done_s(r, "swaptions-1vm"),
-           "swaptions_kernel_ratio": fc.kernel_s(r, "swaptions-2vm") / fc.kernel_s(r, "swaptions-1vm"),
-           "swaptions_ple_rate_before_khz": fc.ple(r, "swaptions-2vm") / fc.sim_s(r, "swaptions-2vm") / 1e3}
+def measure(r, point: tuple[float, float, int]) -> dict:
+    """The three baselines at ``point`` (kernel time counts the point's sections)."""
+    with calibration.trial(fc, values_at(*point)):
+        got = {"swaptions_total_ratio": fc.done_s(r, "swaptions-2vm") / fc.done_s(r, "swaptions-1vm"),
+               "swaptions_kernel_ratio": fc.kernel_s(r, "swaptions-2vm") / fc.kernel_s(r, "swaptions-1vm"),
+               "swaptions_ple_rate_before_khz": fc.ple(r, "swaptions-2vm") / fc.sim_s(r, "swaptions-2vm") / 1e3}
     per_seed = [r[f"swaptions-2vm@{s}"].summary["sim_time_ns"] / r[f"swaptions-1vm@{s}"].summary["sim_time_ns"]
                 for s in fc.SEEDS]
     return {**{k: round(v, 3) for k, v in got.items()},
@@ -67,10 +68,11 @@ def main() -> None:
     grid = list(itertools.product(*[[float(x) for x in a.split(",")] for a in sys.argv[1:4]]))
     jobs = int(sys.argv[4]) if len(sys.argv) == 5 else 1
     for compute_us, cs_us, every in grid:
-        runs = runs_at(compute_us, cs_us, int(every))
+        point = (compute_us, cs_us, int(every))
+        runs = runs_at(*point)
         res = simulate_all(runs, jobs=jobs, progress=False)
         r = {run.label: res[run.key()] for run in runs}
-        print(json.dumps({"point": [compute_us, cs_us, int(every)], **measure(r)}), flush=True)
+        print(json.dumps({"point": point, **measure(r, point)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,12 @@ policy then comes out of the simulation with these inputs and nothing else; the 
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
+from typing import Iterator, Mapping
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -75,3 +78,16 @@ def fitted(name: str) -> float:
         return entries()[name].value
     except KeyError:
         raise CalibrationError(f"no fitted value {name!r} in {PATH.name}") from None
+
+
+@contextmanager
+def trial(module: ModuleType, values: Mapping[str, float]) -> Iterator[None]:
+    """Within the block, ``module.fitted`` answers ``values`` for their names and the recorded
+    values for the rest: how a calibration tool (tools/calibrate/) builds and measures a trial
+    point with a reproduction's own code. The recorded values are back after the block."""
+    recorded = module.fitted
+    module.fitted = lambda name: values[name] if name in values else recorded(name)
+    try:
+        yield
+    finally:
+        module.fitted = recorded
