@@ -21,11 +21,9 @@ each a comma-separated list, e.g. `200,240 2,3 450,600 2`. Not run by the tests.
 from __future__ import annotations
 
 import itertools
-import json
-import math
 import sys
 
-from vmsched.batch import Run, simulate_all
+from vmsched.batch import Run
 from vmsched.reproduce import calibration, expected
 from vmsched.reproduce import flexcore as fc
 
@@ -57,22 +55,14 @@ def measure(r, point: tuple[int, int, int]) -> dict:
                 for s in fc.SEEDS]
     return {**{k: round(v, 3) for k, v in got.items()},
             "per_seed_total": [round(x, 2) for x in per_seed], "ple_2vm": fc.ple(r, "dedup-2vm"),
-            "within": sum(abs(got[k] / TARGETS[k] - 1) <= 0.25 for k in KEYS),
-            "ssle": round(sum(math.log(got[k] / TARGETS[k]) ** 2 for k in KEYS), 4)}
+            **calibration.scores(got, TARGETS)}
 
 
 def main() -> None:
     if len(sys.argv) not in (4, 5):
         sys.exit("usage: flexcore_dedup_grid.py SECTIONS SHOOTDOWN_EVERY WAIT_US [JOBS]")
     grid = list(itertools.product(*[[int(x) for x in a.split(",")] for a in sys.argv[1:4]]))
-    jobs = int(sys.argv[4]) if len(sys.argv) == 5 else 1
-    # One point at a time, printed as it ends: a point near the 2VM collapse can take
-    # minutes to simulate (session 21: a 32-point batch run whole showed nothing for 43 min).
-    for p in grid:
-        runs = runs_at(*p)
-        res = simulate_all(runs, jobs=jobs, progress=False)
-        r = {run.label: res[run.key()] for run in runs}
-        print(json.dumps({"point": p, **measure(r, p)}), flush=True)
+    calibration.run_grid(grid, runs_at, measure, int(sys.argv[4]) if len(sys.argv) == 5 else 1)
 
 
 if __name__ == "__main__":

@@ -21,11 +21,9 @@ each a comma-separated list, e.g. `400 7,8.5 70,85 2`. Not run by the tests.
 from __future__ import annotations
 
 import itertools
-import json
-import math
 import sys
 
-from vmsched.batch import Run, simulate_all
+from vmsched.batch import Run
 from vmsched.reproduce import calibration, expected
 from vmsched.reproduce import flexcore as fc
 
@@ -58,21 +56,15 @@ def measure(r, point: tuple[float, float, int]) -> dict:
     return {**{k: round(v, 3) for k, v in got.items()},
             "per_seed_total": [round(x, 2) for x in per_seed],
             "ple_2vm_1e7": round(fc.ple(r, "swaptions-2vm") * fc.TIME_SCALE / 1e7, 3),
-            "within": sum(abs(got[k] / TARGETS[k] - 1) <= 0.25 for k in KEYS),
-            "ssle": round(sum(math.log(got[k] / TARGETS[k]) ** 2 for k in KEYS), 4)}
+            **calibration.scores(got, TARGETS)}
 
 
 def main() -> None:
     if len(sys.argv) not in (4, 5):
         sys.exit("usage: flexcore_swaptions_grid.py COMPUTE_US CS_US SHOOTDOWN_EVERY [JOBS]")
-    grid = list(itertools.product(*[[float(x) for x in a.split(",")] for a in sys.argv[1:4]]))
-    jobs = int(sys.argv[4]) if len(sys.argv) == 5 else 1
-    for compute_us, cs_us, every in grid:
-        point = (compute_us, cs_us, int(every))
-        runs = runs_at(*point)
-        res = simulate_all(runs, jobs=jobs, progress=False)
-        r = {run.label: res[run.key()] for run in runs}
-        print(json.dumps({"point": point, **measure(r, point)}), flush=True)
+    grid = [(c, cs, int(every)) for c, cs, every in
+            itertools.product(*[[float(x) for x in a.split(",")] for a in sys.argv[1:4]])]
+    calibration.run_grid(grid, runs_at, measure, int(sys.argv[4]) if len(sys.argv) == 5 else 1)
 
 
 if __name__ == "__main__":

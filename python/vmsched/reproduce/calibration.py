@@ -10,13 +10,15 @@ policy then comes out of the simulation with these inputs and nothing else; the 
 
 from __future__ import annotations
 
+import json
+import math
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -91,3 +93,23 @@ def trial(module: ModuleType, values: Mapping[str, float]) -> Iterator[None]:
         yield
     finally:
         module.fitted = recorded
+
+
+def scores(got: Mapping[str, float], targets: Mapping[str, float]) -> dict[str, float]:
+    """How a trial point meets its baselines: how many lie within +-25 % of their seed values
+    and the sum of the squared log errors (the grids' selection measures)."""
+    return {"within": sum(abs(got[k] / targets[k] - 1) <= 0.25 for k in targets),
+            "ssle": round(sum(math.log(got[k] / targets[k]) ** 2 for k in targets), 4)}
+
+
+def run_grid(points: Sequence[tuple], runs_at: Callable[..., list], measure: Callable[[Any, tuple], dict],
+             jobs: int = 1) -> None:
+    """Simulate each point's runs and print one JSON line per point as it ends (a point near a
+    collapse can take minutes: session 21's 32-point batch run whole showed nothing for 43 min)."""
+    from ..batch import simulate_all
+
+    for point in points:
+        runs = runs_at(*point)
+        res = simulate_all(runs, jobs=jobs, progress=False)
+        r = {run.label: res[run.key()] for run in runs}
+        print(json.dumps({"point": point, **measure(r, point)}), flush=True)
