@@ -12,7 +12,8 @@ and the simulator spends about 1 µs of wall time per exit (measured: 0.18 M exi
 
 The four applications are pools of 12 workers (compute, spinlock sections, TLB shootdowns,
 barriers) whose lock and shootdown parameters are fitted per application to the baseline of
-Fig. 1 (1 VM vs 2 VMs, no FlexCore), and whose length (iterations per worker) is fitted to the
+Fig. 1 (1 VM vs 2 VMs, no FlexCore; swaptions' compute grain too, jointly with its 2VM PLE
+rate, §4.4: :data:`COMPUTE_FITTED`), and whose length (iterations per worker) is fitted to the
 baseline column of Table 1 (PLE exits in the 2-VM case); see ``calibration.toml``
 ``flexcore.*``. vips, swaptions
 and streamcluster are ``parallel`` workloads. dedup has the structure §4.2 gives it: "a
