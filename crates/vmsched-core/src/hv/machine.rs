@@ -5,7 +5,8 @@
 //! Models:
 //! - a running vCPU first pays its hypervisor debt (world switch, exit handling), then runs
 //!   pending interrupt handlers, then refills its cold working set, then its guest thread;
-//!   each is an interval, never a loop (`advance`, `arm_exec`);
+//!   each is an interval, never a loop (`advance`, `arm_exec`). A thread dispatched inside a
+//!   spinlock critical section runs the section before the refill (`refill_deferred`);
 //! - virtual IPIs (reference §4.9, seed 004 §5): to a running vCPU via a physical IPI that
 //!   forces an external-interrupt exit and injection; to a runnable-but-descheduled vCPU,
 //!   pending until it next runs; to a halted vCPU, waking it in the hypervisor;
@@ -172,6 +173,19 @@ impl World {
     /// come; a vCPU descheduled before it paid has not refetched what it owed, and what it
     /// has not refetched cannot be lost twice, so a vCPU dispatched for moments at a time
     /// (a preempted lock holder given directed yields) does not owe more with each dispatch.
+    /// The refill waits while `v`'s thread is inside a spinlock critical section: the refill is
+    /// the thread's working set (`ws_kib`) re-fetched after foreign work, which the thread
+    /// touches when it runs its own code again; the section touches the lock and the few lines
+    /// it protects, whose cost its length holds. Paying the whole working set first would let a
+    /// holder dispatched for a few µs at a time (directed yields from its waiters' pause-loop
+    /// exits rescheduling its pCPU, Linux `yield_to(p, true)`) never finish its section while
+    /// every waiter spins (session 23: a FlexCore run of dedup livelocked so).
+    pub(crate) fn refill_deferred(&self, v: VcpuId) -> bool {
+        self.vcpus[v]
+            .cur
+            .map_or(false, |t| matches!(self.threads[t].act, Activity::Compute { then: AfterCompute::ReleaseLock(_), .. }))
+    }
+
     pub(crate) fn refill_debt_after(&self, v: VcpuId, t: ThreadId, p: PcpuId, owed: Ns) -> Ns {
         if self.vcpus[v].refill_debt_ns == 0 {
             return owed;
@@ -215,6 +229,7 @@ impl World {
         let now = self.q.now();
         let RunState::Running(p) = self.vcpus[v].run else { return };
         let masked = self.irqs_masked(v);
+        let deferred = self.refill_deferred(v);
         let vc = &mut self.vcpus[v];
         let mut dt = now - vc.seg_start;
         if dt == 0 {
@@ -245,7 +260,7 @@ impl World {
                 dt -= x;
             }
         }
-        if dt > 0 && (vc.irq.is_empty() || masked) {
+        if dt > 0 && (vc.irq.is_empty() || masked) && !deferred {
             let r = dt.min(vc.refill_debt_ns);
             vc.refill_debt_ns -= r;
             vc.t.cache_refill += r;
@@ -346,7 +361,7 @@ impl World {
             Some(t0 + w.left_ns)
         } else if vc.halt_pending {
             Some(t0)
-        } else if vc.refill_debt_ns > 0 {
+        } else if vc.refill_debt_ns > 0 && !self.refill_deferred(v) {
             Some(t0 + vc.refill_debt_ns)
         } else {
             match vc.cur {
@@ -805,7 +820,7 @@ impl World {
         if self.vcpus[v].halt_pending {
             return self.finish_halt(v);
         }
-        if self.vcpus[v].refill_debt_ns > 0 {
+        if self.vcpus[v].refill_debt_ns > 0 && !self.refill_deferred(v) {
             return self.arm_exec(v);
         }
         let Some(t) = self.vcpus[v].cur else {

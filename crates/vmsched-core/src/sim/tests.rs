@@ -1388,3 +1388,65 @@ fn a_vcpu_never_owes_more_than_its_threads_whole_refill() {
     let e = sim.w.check().unwrap_err();
     assert!(e.contains("vcpu 0 owes") && e.contains("cache refill"), "{e}");
 }
+
+/// A thread dispatched inside a spinlock critical section runs the section before its vCPU
+/// pays the refill debt, and pays it after the release (`hv::machine` `refill_deferred`, session
+/// 23); a thread running its own code pays the debt first. Before, a holder dispatched for a
+/// few µs at a time owed its whole working set again at each dispatch and never finished its
+/// section while its waiters spun (a FlexCore run of dedup livelocked so).
+#[test]
+fn a_lock_holder_finishes_its_critical_section_before_paying_the_refill() {
+    let text = r#"
+        duration_ms = 100
+        [host]
+        cores_per_socket = 2
+        [[vms]]
+        vcpus = 1
+        [[vms.workloads]]
+        kind = "custom"
+        groups = [{ threads = 1, working_set_kib = 512, program = [
+          { op = "forever", body = [
+            { op = "compute", us = { dist = "fixed", us = 5000 } },
+            { op = "lock", lock = "l", cs_us = 5000 },
+          ] },
+        ] }]
+        "#;
+    let sc = from_toml_str(text).unwrap();
+    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+    let v = 0;
+    let in_section = |sim: &Simulation| {
+        let t = sim.w.vcpus[v].cur.unwrap();
+        matches!(sim.w.threads[t].act, Activity::Compute { then: AfterCompute::ReleaseLock(_), .. })
+    };
+    // In the section: 5 ms of compute, then 5 ms holding the lock, from t = 0.
+    sim.run_until(7 * NS_PER_MS).unwrap();
+    assert!(in_section(&sim), "the thread holds its lock at 7 ms");
+    let debt: Ns = 60_000; // below the whole 512 KiB refill, which the checker caps at
+    sim.w.advance(v);
+    sim.w.vcpus[v].refill_debt_ns = debt;
+    sim.w.arm_exec(v);
+    sim.run_until(9 * NS_PER_MS).unwrap();
+    sim.w.advance(v);
+    sim.w.arm_exec(v);
+    assert!(in_section(&sim), "still in the section at 9 ms");
+    assert_eq!(sim.w.vcpus[v].refill_debt_ns, debt, "nothing of the debt paid inside the section");
+    // The section ends at 10 ms; then the debt is paid before the next compute.
+    sim.run_until(10 * NS_PER_MS + 30_000).unwrap();
+    sim.w.advance(v);
+    sim.w.arm_exec(v);
+    assert!(!in_section(&sim), "the section ended on time");
+    let left = sim.w.vcpus[v].refill_debt_ns;
+    assert!(left > 0 && left < debt, "paid after the release: {left} ns left");
+    // Outside a section the debt comes first: 50 µs later the thread's compute has not moved.
+    sim.run_until(10 * NS_PER_MS + 100_000).unwrap();
+    sim.w.advance(v);
+    sim.w.vcpus[v].refill_debt_ns = debt;
+    sim.w.arm_exec(v);
+    let t = sim.w.vcpus[v].cur.unwrap();
+    let before = match sim.w.threads[t].act { Activity::Compute { left, .. } => left, _ => panic!("computing") };
+    sim.run_until(10 * NS_PER_MS + 150_000).unwrap();
+    sim.w.advance(v);
+    let after = match sim.w.threads[t].act { Activity::Compute { left, .. } => left, _ => panic!("computing") };
+    assert_eq!(before, after, "no progress while the refill is owed");
+    assert!(sim.w.vcpus[v].refill_debt_ns < debt);
+}
