@@ -167,12 +167,6 @@ impl World {
         walks + self.cache_refill_ns(t, p)
     }
 
-    /// Refill debt of a vCPU after `owed` more for thread `t` on pCPU `p`: what it still owed
-    /// plus `owed`, at most `t`'s whole working set from memory (as from where it last ran,
-    /// with nothing kept) and all its page walks. The debt is the time of misses still to
-    /// come; a vCPU descheduled before it paid has not refetched what it owed, and what it
-    /// has not refetched cannot be lost twice, so a vCPU dispatched for moments at a time
-    /// (a preempted lock holder given directed yields) does not owe more with each dispatch.
     /// The refill waits while `v`'s thread is inside a spinlock critical section: the refill is
     /// the thread's working set (`ws_kib`) re-fetched after foreign work, which the thread
     /// touches when it runs its own code again; the section touches the lock and the few lines
@@ -186,6 +180,12 @@ impl World {
             .map_or(false, |t| matches!(self.threads[t].act, Activity::Compute { then: AfterCompute::ReleaseLock(_), .. }))
     }
 
+    /// Refill debt of a vCPU after `owed` more for thread `t` on pCPU `p`: what it still owed
+    /// plus `owed`, at most `t`'s whole working set from memory (as from where it last ran,
+    /// with nothing kept) and all its page walks. The debt is the time of misses still to
+    /// come; a vCPU descheduled before it paid has not refetched what it owed, and what it
+    /// has not refetched cannot be lost twice, so a vCPU dispatched for moments at a time
+    /// (a preempted lock holder given directed yields) does not owe more with each dispatch.
     pub(crate) fn refill_debt_after(&self, v: VcpuId, t: ThreadId, p: PcpuId, owed: Ns) -> Ns {
         if self.vcpus[v].refill_debt_ns == 0 {
             return owed;
