@@ -177,7 +177,7 @@ impl World {
     pub(crate) fn refill_deferred(&self, v: VcpuId) -> bool {
         self.vcpus[v]
             .cur
-            .map_or(false, |t| matches!(self.threads[t].act, Activity::Compute { then: AfterCompute::ReleaseLock(_), .. }))
+            .map_or(false, |t| self.threads[t].act.in_critical_section())
     }
 
     /// Refill debt of a vCPU after `owed` more for thread `t` on pCPU `p`: what it still owed
@@ -221,7 +221,7 @@ impl World {
         self.vcpus[v].cur.map_or(false, |t| {
             let th = &self.threads[t];
             th.irqs_off
-                && matches!(th.act, Activity::SpinLock { .. } | Activity::LockGranted { .. } | Activity::Compute { then: AfterCompute::ReleaseLock(_), .. })
+                && (matches!(th.act, Activity::SpinLock { .. } | Activity::LockGranted { .. }) || th.act.in_critical_section())
         })
     }
 
@@ -229,7 +229,7 @@ impl World {
         let now = self.q.now();
         let RunState::Running(p) = self.vcpus[v].run else { return };
         let masked = self.irqs_masked(v);
-        let deferred = self.refill_deferred(v);
+        let deferred = self.vcpus[v].refill_debt_ns > 0 && self.refill_deferred(v);
         let vc = &mut self.vcpus[v];
         let mut dt = now - vc.seg_start;
         if dt == 0 {

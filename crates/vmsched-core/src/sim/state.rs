@@ -291,6 +291,10 @@ impl Activity {
             _ => false,
         }
     }
+    /// Inside a spinlock critical section (the lock held, its section's work running).
+    pub fn in_critical_section(&self) -> bool {
+        matches!(self, Activity::Compute { then: AfterCompute::ReleaseLock(_), .. })
+    }
     /// Spinning in a PAUSE loop at CPL0, visible to pause-loop exiting.
     pub fn kernel_spin(&self) -> bool {
         matches!(self, Activity::SpinLock { .. } | Activity::IpiWait { .. } | Activity::MutexSpin { .. })
