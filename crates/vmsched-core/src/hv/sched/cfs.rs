@@ -534,7 +534,9 @@ impl HvScheduler for Cfs {
         }
         let RunState::Running(me_p) = view.vcpus[me].run else { return false };
         let vm = view.vcpus[me].vm;
-        let vcpus = view.vms[vm].vcpus.clone();
+        // The VM's vCPU list outlives the view's mutable borrows (`SchedView::vms` is `&'a`).
+        let vms = view.vms;
+        let vcpus = &vms[vm].vcpus;
         let n = vcpus.len();
         if n < 2 {
             return false;

@@ -174,11 +174,12 @@ impl RelaxedCosched {
     /// Apply co-stops and co-starts in `vm` and arm the timer for the next crossing.
     fn evaluate(&mut self, view: &mut SchedView, vm: VmId) {
         let now = view.now;
-        let vcpus = view.vms[vm].vcpus.clone();
-        for &v in &vcpus {
+        let vms = view.vms;
+        let vcpus = &vms[vm].vcpus;
+        for &v in vcpus {
             self.settle(v, now);
         }
-        for &v in &vcpus {
+        for &v in vcpus {
             let stop = self.should_stop(view, v);
             match self.phase[v] {
                 Phase::CoStopped if !stop => {
