@@ -207,3 +207,23 @@ def test_csrc_copy_of_the_server_role_presets_matches_the_core():
                    "working_set_kib": csrc.PRESET_WORKING_SET_KIB[role]}
         a, b = run(sc({})), run(sc(spelled))
         assert a.summary["vms"] == b.summary["vms"], role
+
+
+def test_table9_rows_place_each_vcpu_on_the_node_the_seed_names():
+    """Seed 004 Table 9 names each row by the NUMA nodes of the VM's first and second vCPU, with
+    core 4 (node 1) the fixed CPU; node n holds pCPUs 4n..4n+3 on the seed's 4 x 4-core host.
+    Every row's runs must pin the vCPUs there, and every row must report all three benchmarks."""
+    from vmsched.reproduce import vmkit
+
+    nodes = {"same": (1, 1), "cross": (1, 2), "01": (0, 1), "10": (1, 0), "13": (1, 3)}
+    assert set(vmkit.PLACEMENTS) == set(nodes)
+    runs = {run.label: run for run in vmkit.TABLE9.runs(False)}
+    for row, want in nodes.items():
+        pins = vmkit.PLACEMENTS[row]
+        assert tuple(p // 4 for p in pins) == want, row
+        assert 4 in pins, f"row {row} keeps the seed's fixed core 4"
+        for bench in ("forkbench", "kbuild", "hackbench-aff"):
+            sc = runs[f"{bench}-{row}"].scenario
+            assert sc["vms"][0]["pin"] == pins and sc["host"]["cores_per_socket"] == 4
+    keys = {q.key for q in vmkit.TABLE9.quantities}
+    assert keys == set(expected.SEED["vmkit-table9"]), "every row's three numbers are quantities"
