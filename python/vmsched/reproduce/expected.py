@@ -17,8 +17,8 @@ whether it holds played no part. Left out, each for a stated reason: comparison 
 systems that the reproductions do not run (KVM's and native Linux's rows of seed 004's Tables
 2, 3 and 5; balance+cap+CO of seed 002), items that need runs the reproductions do not make
 (seed 000's "most PLEs are triggered before vCPU ballooning": the results do not record a
-FlexCore run's PLE count at its binding), restatements of numbers already judged (a sum or an order that the
-tolerances of fitted values imply), and statements whose form the text leaves open (seed 001
+FlexCore run's PLE count at its binding), restatements of numbers already judged (a sum or an
+order that the tolerances of fitted values imply), and statements whose form the text leaves open (seed 001
 Figure 4's "increase ratio becomes even greater at peak"). Session 24 added the items session
 16 had left out for want of runs and that need only more runs: seed 004 Table 9's rows 0 1, 1 0
 and 1 3 (with §7.4.2's statements on them) and Table 10's sequential rambench, by this rule,
@@ -272,7 +272,8 @@ GAPS: dict[str, dict[str, str]] = {
             "synchronization operations'). Spread over Linux 3.13's locks it falls: session 23's "
             "MADV_DONTNEED form (page-table, zone and LRU locks, mmap_sem shared; calibration.toml, "
             "flexcore, session 23 record) spins 4.5 % started ballooned, but was not adopted (its "
-            "grid found 3 of the 4 baselines at best, and its refit came before the deferral)",
+            "grid found 3 of the 4 baselines at best, before the deferral and again after it: "
+            "calibration.toml, flexcore, session 24 record)",
     },
     "flexcore-fig7": {
         "kernel time exceeds the total running time for every application, in the 2VM case and with FlexCore":

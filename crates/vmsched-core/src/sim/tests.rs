@@ -1445,10 +1445,13 @@ fn a_lock_holder_finishes_its_critical_section_before_paying_the_refill() {
     sim.w.vcpus[v].refill_debt_ns = debt;
     sim.w.arm_exec(v);
     let t = sim.w.vcpus[v].cur.unwrap();
-    let before = match sim.w.threads[t].act { Activity::Compute { left, .. } => left, _ => panic!("computing") };
+    let compute_left = |sim: &Simulation| match sim.w.threads[t].act {
+        Activity::Compute { left, .. } => left,
+        _ => panic!("computing"),
+    };
+    let before = compute_left(&sim);
     sim.run_until(10 * NS_PER_MS + 150_000).unwrap();
     sim.w.advance(v);
-    let after = match sim.w.threads[t].act { Activity::Compute { left, .. } => left, _ => panic!("computing") };
-    assert_eq!(before, after, "no progress while the refill is owed");
+    assert_eq!(compute_left(&sim), before, "no progress while the refill is owed");
     assert!(sim.w.vcpus[v].refill_debt_ns < debt);
 }
