@@ -76,6 +76,14 @@ pub struct CostParams {
     pub exit_apic_eoi_ns: Ns,
     /// Physical IPI delivery latency between pCPUs (tickle, kick). Estimate.
     pub phys_ipi_ns: Ns,
+    /// Exit latency of the C-state an idle pCPU waits in (`hv::cstate`): an event-check IPI,
+    /// a device interrupt or a state-flush IPI that reaches a pCPU with nothing to run is
+    /// handled this much later. 0 (default) = not modelled: an idle pCPU answers at once, and
+    /// hosts calibrated without it do not move. Seed 001's host (Xeon X5680, Westmere-EP):
+    /// 3 000, C1's exit latency in Linux intel_idle's Nehalem table (drivers/idle/intel_idle.c
+    /// `nehalem_cstates`: C1 3 us, C1E 10, C3 20, C6 200; Westmere-EP, model 0x2C, uses it),
+    /// the shallowest state Xen's idle loop enters (HLT / MWAIT C1).
+    pub idle_exit_latency_ns: Ns,
     /// Guest function-call IPI handler on the target vCPU (entry, TLB flush, ack). Estimate.
     pub ipi_handler_ns: Ns,
     /// Guest device-interrupt handler (top half). Estimate.
@@ -241,6 +249,7 @@ impl Default for CostParams {
             exit_io_ns: 8_000,
             exit_apic_eoi_ns: 0,
             phys_ipi_ns: 1_000,
+            idle_exit_latency_ns: 0,
             ipi_handler_ns: 1_000,
             irq_handler_ns: 2_000,
             dpci_tasklet_ns: 1_000,

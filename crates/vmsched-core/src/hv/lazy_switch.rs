@@ -133,11 +133,15 @@ impl World {
         let pq = &mut self.pcpus[q];
         pq.lazy.loaded = None;
         pq.lazy.syncs += 1;
+        let ipi_ns = self.costs.phys_ipi_ns;
+        let mut wait_ns = ipi_ns;
         if pq.cur.is_none() && pq.tasklet.busy_since.is_none() {
+            // An idle q answers when it has left its C-state (`hv::cstate`).
+            wait_ns += self.cstate_delay_ns(q, self.now() + ipi_ns);
             let ns = self.hv_cost_ns(q, state_ns);
             self.idle_hv_add(q, ns, None);
         }
-        (self.costs.phys_ipi_ns, state_ns)
+        (wait_ns, state_ns)
     }
 
     /// Idle pCPU `p` does `ns` of hypervisor work in the idle vCPU's context from now (after

@@ -96,7 +96,23 @@ impl World {
         if !self.pcpus[p].resched_pending {
             self.pcpus[p].resched_pending = true;
             let at = self.q.now() + self.costs.phys_ipi_ns;
-            self.q.push(at, Ev::Resched(p));
+            if self.cstate_wake(p, at).is_none() {
+                self.q.push(at, Ev::Resched(p));
+            }
+        }
+    }
+
+    /// A reschedule asked of pCPU `p` (`tickle`) is due: served unless tasklets run there,
+    /// after the hypervisor work `p` is doing.
+    pub(crate) fn serve_resched(&mut self, p: PcpuId) {
+        if self.pcpus[p].resched_pending && !self.in_tasklet(p) {
+            if let Some(at) = self.hv_work_ends(p) {
+                self.q.push(at, Ev::Resched(p));
+            } else {
+                self.pcpus[p].resched_pending = false;
+                let why = if std::mem::take(&mut self.pcpus[p].yield_pending) { Reason::Yield } else { Reason::Timer };
+                self.schedule(p, why);
+            }
         }
     }
 

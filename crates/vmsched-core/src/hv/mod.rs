@@ -1,6 +1,7 @@
 //! The hypervisor: the machinery around vCPUs (`machine`) and the schedulers (`sched`).
 
 pub mod background;
+pub mod cstate;
 pub mod footprint;
 pub mod halt_poll;
 pub mod lazy_switch;

@@ -128,23 +128,36 @@ impl World {
         if self.pcpus[p].tasklet.busy_since.is_some() {
             return;
         }
-        let now = self.now();
-        let tasklet_ns = self.costs.dpci_tasklet_ns;
         match (self.tasklet_mode(), self.pcpus[p].cur) {
             (TaskletMode::Softirq, Some(x)) => {
                 // The tasklet runs when the exit's handling ends (`do_softirq` on the way
                 // back to the guest) and delivers then; the pCPU keeps running `x`. A tasklet
                 // arriving while such a run is pending joins it: the timer moves to the new end.
                 self.advance(x);
-                self.owe_hv(x, Some(ExitReason::ExtIntr), tasklet_ns);
+                self.owe_hv(x, Some(ExitReason::ExtIntr), self.costs.dpci_tasklet_ns);
                 self.arm_exec(x);
                 self.tasklets_after_exit(p);
             }
-            (TaskletMode::Softirq, None) => {
-                let at = now + self.hv_cost_ns(p, tasklet_ns);
+            (TaskletMode::IdleVcpu, Some(_)) => self.idle_vcpu_tasklets(p),
+            (_, None) => {
+                // An idle pCPU takes the interrupt when it has left its C-state (`hv::cstate`).
+                let now = self.now();
+                if self.cstate_wake(p, now).is_none() {
+                    self.idle_pcpu_tasklets(p);
+                }
+            }
+        }
+    }
+
+    /// Idle pCPU `p` (no vCPU) runs the tasklets queued by the device interrupts it took: in
+    /// softirq context at once, or in the idle vCPU after a scheduler call.
+    pub(crate) fn idle_pcpu_tasklets(&mut self, p: PcpuId) {
+        match self.tasklet_mode() {
+            TaskletMode::Softirq => {
+                let at = self.now() + self.hv_cost_ns(p, self.costs.dpci_tasklet_ns);
                 self.start_tasklets(p, at)
             }
-            (TaskletMode::IdleVcpu, _) => self.idle_vcpu_tasklets(p),
+            TaskletMode::IdleVcpu => self.idle_vcpu_tasklets(p),
         }
     }
 

@@ -124,6 +124,8 @@ pub struct PcpuResult {
     pub migrations_in: u64,
     /// Physical interrupts of pass-through devices taken by this pCPU.
     pub device_irqs: u64,
+    /// Exits from the idle C-state (`hv::cstate`; only with `host.costs.idle_exit_latency_ns`).
+    pub cstate_exits: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -312,6 +314,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             tlb_flushes: pc.tlb_flushes,
             migrations_in: pc.migrations_in,
             device_irqs: pc.tasklet.irqs,
+            cstate_exits: pc.cstate_exits,
         })
         .collect();
     let (dya, dys) = w.sched.as_ref().map_or((0, 0), |s| s.yield_stats());

@@ -74,6 +74,8 @@ pub(crate) enum Ev {
     /// The exit of running vCPU `.0` that wakes halted vCPU `.1` is handled (`hv::machine`
     /// `wake_after_exit`).
     ExitWake(VcpuId, VcpuId),
+    /// An idle pCPU has left its C-state (`hv::cstate`).
+    CstateExit(PcpuId),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -611,17 +613,8 @@ impl World {
                     self.schedule(p, sched::Reason::Timer);
                 }
             }
-            Ev::Resched(p) => {
-                if self.pcpus[p].resched_pending && !self.in_tasklet(p) {
-                    if let Some(at) = self.hv_work_ends(p) {
-                        self.q.push(at, Ev::Resched(p));
-                    } else {
-                        self.pcpus[p].resched_pending = false;
-                        let why = if std::mem::take(&mut self.pcpus[p].yield_pending) { sched::Reason::Yield } else { sched::Reason::Timer };
-                        self.schedule(p, why);
-                    }
-                }
-            }
+            Ev::Resched(p) => self.serve_resched(p),
+            Ev::CstateExit(p) => self.cstate_exit(p),
             Ev::SchedTimer(id) => {
                 let fire = self.sched_timers.get_mut(&id).map_or(false, |t| t.fire(gen));
                 if fire {

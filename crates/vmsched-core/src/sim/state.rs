@@ -39,6 +39,10 @@ pub struct Pcpu {
     pub idle_since: Option<Ns>,
     pub slice_timer: Timer,
     pub resched_pending: bool,
+    /// The idle pCPU is leaving its C-state (`hv::cstate`): what reached it is handled then.
+    pub cstate_exit_at: Option<Ns>,
+    /// C-state exits taken (`hv::cstate`).
+    pub cstate_exits: u64,
     /// The pending reschedule is a (directed) yield of the current vCPU.
     pub yield_pending: bool,
     pub sched_calls: u64,
