@@ -948,29 +948,45 @@ mod tests {
         assert_eq!(shrink_window(w, base, 0), base);
     }
 
+    /// What `guest_wake_beside_an_idle_pcpu` saw 10 µs after the wake-up.
+    struct WakeBeside {
+        /// `u`'s run state and its migrations meanwhile.
+        u_run: RunState,
+        u_migrations: u64,
+        /// `w`'s run state.
+        w_run: RunState,
+        p: PcpuId,
+        q: PcpuId,
+        /// `q`'s C-state exits meanwhile (`hv::cstate`).
+        q_cstate_exits: u64,
+    }
+
     /// Two pCPUs of one socket, Xen 4.1's credit: a 2-vCPU VM whose one thread computes on
     /// vCPU `w` (pCPU `p`) and whose vCPU `u` is halted, last on `p`; the other pCPU `q`
-    /// idles. `w`'s code wakes a thread onto `u` (a wake-up IPI). Returns `u`'s run state
-    /// 10 µs later and its migrations meanwhile, and `(p, q)`.
-    fn guest_wake_beside_an_idle_pcpu() -> (RunState, u64, (PcpuId, PcpuId)) {
+    /// idles, leaving its C-state `idle_exit_latency_ns` after an event reaches it. `w`'s code
+    /// wakes a thread onto `u` (a wake-up IPI).
+    fn guest_wake_beside_an_idle_pcpu(idle_exit_latency_ns: u64) -> WakeBeside {
         use crate::engine::{NS_PER_MS, NS_PER_US};
         use crate::scenario::from_toml_str;
         use crate::sim::{Overrides, Simulation};
-        let text = r#"
+        let text = format!(
+            r#"
 duration_ms = 50
 [host]
 cores_per_socket = 2
+costs = {{ idle_exit_latency_ns = {idle_exit_latency_ns} }}
 [hypervisor]
 scheduler = "credit"
-params = { wake = "xen41", ratelimit_us = 0, load_balance_ratelimit_us = 0 }
+params = {{ wake = "xen41", ratelimit_us = 0, load_balance_ratelimit_us = 0 }}
 [[vms]]
 vcpus = 2
-workloads = [{ kind = "custom", groups = [
-  { threads = 1, program = [{ op = "forever", body = [{ op = "compute", us = 1000 }] }] },
-  { threads = 1, program = [{ op = "sleep", us = 1000000000 }] },
-] }]
-"#;
-        let sc = from_toml_str(text).expect("scenario parses");
+workloads = [{{ kind = "custom", groups = [
+  {{ threads = 1, program = [{{ op = "forever", body = [{{ op = "compute", us = 1000 }}] }}] }},
+  {{ threads = 1, program = [{{ op = "sleep", us = 1000000000 }}] }},
+] }}]
+"#
+        );
+        let sc = from_toml_str(&text).expect("scenario parses");
         let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
         s.run_until(15 * NS_PER_MS).unwrap();
         let w_ = s.world();
@@ -984,11 +1000,19 @@ workloads = [{ kind = "custom", groups = [
         assert_eq!(w_.threads[sleeper].vcpu, u, "the sleeping thread belongs to the halted vCPU");
         w_.vcpus[u].last_pcpu = p;
         let migrations = w_.vcpus[u].migrations;
+        let exits = w_.pcpus[q].cstate_exits;
         w_.threads[sleeper].act = Activity::Ready;
         w_.enqueue_thread(sleeper, u, Some(w), Some(NS_PER_MS));
         s.run_until(15 * NS_PER_MS + 10 * NS_PER_US).unwrap();
         let w_ = s.world();
-        (w_.vcpus[u].run, w_.vcpus[u].migrations - migrations, (p, q))
+        WakeBeside {
+            u_run: w_.vcpus[u].run,
+            u_migrations: w_.vcpus[u].migrations - migrations,
+            w_run: w_.vcpus[w].run,
+            p,
+            q,
+            q_cstate_exits: w_.pcpus[q].cstate_exits - exits,
+        }
     }
 
     #[test]
@@ -1000,8 +1024,18 @@ workloads = [{ kind = "custom", groups = [
         // only `w`, in its scheduling tail (world_switch_ns − sched_call_ns = 2.24 µs), so it
         // keeps idling. Before session 15 the wake came at the exit's start, `p`'s reschedule
         // waited for the exit's end (1.5 µs) and `q`'s came after 1 µs and stole `u`.
-        let (run, migrations, (p, _)) = guest_wake_beside_an_idle_pcpu();
-        assert_eq!((run, migrations), (RunState::Running(p), 0));
+        let r = guest_wake_beside_an_idle_pcpu(0);
+        assert_eq!((r.u_run, r.u_migrations), (RunState::Running(r.p), 0));
+        assert_eq!((r.w_run, r.q_cstate_exits), (RunState::Runnable, 0), "w waits on p");
+    }
+
+    #[test]
+    fn an_idler_that_leaves_its_c_state_after_the_preempted_vcpus_tail_steals_it() {
+        // As above, but `q` waits in C1 (`hv::cstate`, 3 µs): it answers the event-check IPI
+        // 1 + 3 µs after the tickle, when `w` has left `p`'s scheduling tail, and takes it.
+        let r = guest_wake_beside_an_idle_pcpu(3_000);
+        assert_eq!((r.u_run, r.u_migrations), (RunState::Running(r.p), 0), "u still runs where it was woken");
+        assert_eq!((r.w_run, r.q_cstate_exits), (RunState::Running(r.q), 1), "out of C1, q steals the preempted w");
     }
 
 }

@@ -388,16 +388,16 @@ workloads = [{{ kind = "hog" }}]
         assert!(hv_idle >= hv_soft + 2 * 2_740 - 1, "idle-vCPU {hv_idle} ns vs softirq {hv_soft} ns");
     }
 
-    /// Two pCPUs, Xen 4.1's credit, one pass-through 1-vCPU server VM at one request per
-    /// second: at 1 ms its vCPU is halted (last on pCPU 0) and both pCPUs idle. Returns, for
-    /// one device interrupt then (its handler wakes the vCPU, which halts again after it), the
-    /// scheduler calls and switches of each pCPU over the next 50 µs.
-    fn interrupt_on_an_idle_pcpu(tasklet: &str) -> [(u64, u64); 2] {
+    /// Two idle pCPUs, one pass-through VM whose vCPU is halted, last on pCPU 0, at 1 ms
+    /// (a web server with one request a second), `tasklet` mode, Xen 4.1's wake-up; the pCPUs
+    /// leave their C-state `idle_exit_latency_ns` after an event reaches them (`hv::cstate`).
+    fn halted_beside_idle_pcpus(tasklet: &str, idle_exit_latency_ns: u64) -> Simulation {
         let text = format!(
             r#"
 duration_ms = 10
 [host]
 cores_per_socket = 2
+costs = {{ idle_exit_latency_ns = {idle_exit_latency_ns} }}
 [hypervisor]
 params = {{ tasklet = "{tasklet}", ratelimit_us = 0, load_balance_ratelimit_us = 0, wake = "xen41" }}
 [[vms]]
@@ -409,11 +409,50 @@ workloads = [{{ kind = "server", role = "web", rate_per_s = 1.0 }}]
         let sc = from_toml_str(&text).expect("scenario parses");
         let mut s = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
         s.run_until(NS_PER_MS).unwrap();
+        let w = s.world();
+        if w.vcpus[0].run != RunState::Blocked || w.vcpus[0].last_pcpu != 0 || w.pcpus.iter().any(|p| p.cur.is_some()) {
+            panic!("setup: vCPU 0 must be halted after running on pCPU 0, both pCPUs idle");
+        }
+        s
+    }
+
+    /// A device interrupt reaches idle pCPU 0 at 1 ms (`halted_beside_idle_pcpus`). Returns
+    /// whether its softirq tasklet had started 1 ns before `idle_exit_latency_ns` ran out and
+    /// 1 ns after, and pCPU 0's C-state exits meanwhile.
+    fn softirq_tasklet_start_on_an_idle_pcpu(idle_exit_latency_ns: u64) -> (bool, bool, u64) {
+        let mut s = halted_beside_idle_pcpus("softirq", idle_exit_latency_ns);
+        let (t0, exits) = {
+            let w = s.world();
+            let now = w.now();
+            let exits = w.pcpus[0].cstate_exits;
+            w.device_interrupt(0, IrqWork { left_ns: 1000, action: IrqAction::Nothing, sent_at: now });
+            (now, exits)
+        };
+        let started = |s: &mut Simulation| {
+            let w = s.world();
+            w.pcpus[0].tasklet.busy_since.is_some() || w.pcpus[0].tasklet.queue.is_empty()
+        };
+        s.run_until(t0 + idle_exit_latency_ns.saturating_sub(1)).unwrap();
+        let before = idle_exit_latency_ns > 0 && started(&mut s);
+        s.run_until(t0 + idle_exit_latency_ns + 1).unwrap();
+        let after = started(&mut s);
+        (before, after, s.world().pcpus[0].cstate_exits - exits)
+    }
+
+    #[test]
+    fn a_device_interrupt_on_an_idle_pcpu_is_handled_after_its_c_state_exit() {
+        assert_eq!(softirq_tasklet_start_on_an_idle_pcpu(3_000), (false, true, 1), "C1: 3 µs later");
+        assert_eq!(softirq_tasklet_start_on_an_idle_pcpu(0), (false, true, 0), "no latency: at once");
+    }
+
+    /// Two pCPUs, Xen 4.1's credit, one pass-through 1-vCPU server VM at one request per
+    /// second: at 1 ms its vCPU is halted (last on pCPU 0) and both pCPUs idle. Returns, for
+    /// one device interrupt then (its handler wakes the vCPU, which halts again after it), the
+    /// scheduler calls and switches of each pCPU over the next 50 µs.
+    fn interrupt_on_an_idle_pcpu(tasklet: &str) -> [(u64, u64); 2] {
+        let mut s = halted_beside_idle_pcpus(tasklet, 0);
         let before: Vec<(u64, u64)> = {
             let w = s.world();
-            if w.vcpus[0].run != RunState::Blocked || w.vcpus[0].last_pcpu != 0 || w.pcpus.iter().any(|p| p.cur.is_some()) {
-                panic!("setup: vCPU 0 must be halted after running on pCPU 0, both pCPUs idle");
-            }
             let now = w.now();
             let b = w.pcpus.iter().map(|p| (p.sched_calls, p.context_switches)).collect();
             w.device_interrupt(0, IrqWork { left_ns: 1000, action: IrqAction::Nothing, sent_at: now });
