@@ -7,10 +7,11 @@
 //! interrupt (`hv::tasklet`), the IPI that asks for a vCPU's lazily held state
 //! (`hv::lazy_switch`) - is handled only when the core has left the state,
 //! `host.costs.idle_exit_latency_ns` after it arrived. Events that arrive while the core is
-//! already on its way out are handled with the first. On leaving, the interrupts' work comes
-//! first (the device interrupts' tasklets), then a pending reschedule, in `idle_loop`'s order.
-//! Until then the pCPU counts as idle (its time is idle time, and credit still sees it among
-//! its idlers).
+//! already on its way out are handled with the first. Whether the core waits in its C-state
+//! is judged when the event arrives (an event-check IPI lands `phys_ipi_ns` after the tickle).
+//! On leaving, the interrupts' work comes first (the device interrupts' tasklets), then a
+//! pending reschedule, in `idle_loop`'s order. Until then the pCPU counts as idle (its time is
+//! idle time, and credit still sees it among its idlers).
 //!
 //! Sources: Linux drivers/idle/intel_idle.c `nehalem_cstates` (exit latencies C1 3 us, C1E
 //! 10 us, C3 20 us, C6 200 us; Xen's xen/arch/x86/cpu/mwait-idle.c carries the same table);
@@ -40,17 +41,16 @@ impl World {
             && pc.lazy.idle_hv_until <= self.q.now()
     }
 
-    /// An event reaches pCPU `p` at `arrive`. If `p` waits in its C-state, returns when it is
-    /// handled (the exit under way, or one that starts now) and makes sure `cstate_exit` runs
-    /// then; None if `p` can handle it at once.
+    /// An event reaches pCPU `p` at `arrive` (now, or for a sender that waits on it, when its
+    /// IPI lands). If `p` waits in its C-state, returns when it is handled (the exit under
+    /// way, or one that starts then) and makes sure `cstate_exit` runs then; None if `p` can
+    /// handle it at once.
     pub(crate) fn cstate_wake(&mut self, p: PcpuId, arrive: Ns) -> Option<Ns> {
         if !self.in_cstate(p) {
             return None;
         }
         if let Some(at) = self.pcpus[p].cstate_exit_at {
-            if at >= arrive {
-                return Some(at);
-            }
+            return Some(at);
         }
         let at = arrive + self.costs.idle_exit_latency_ns;
         self.pcpus[p].cstate_exit_at = Some(at);
@@ -62,7 +62,7 @@ impl World {
     /// How much later than a running pCPU idle pCPU `p` answers an IPI sent now (for a
     /// sender that waits on it).
     pub(crate) fn cstate_delay_ns(&mut self, p: PcpuId, arrive: Ns) -> Ns {
-        self.cstate_wake(p, arrive).map_or(0, |at| at - arrive)
+        self.cstate_wake(p, arrive).map_or(0, |at| at.saturating_sub(arrive))
     }
 
     /// `p` has left its C-state: the device interrupts that reached it start their tasklets,
@@ -78,4 +78,3 @@ impl World {
         self.serve_resched(p);
     }
 }
-

@@ -96,18 +96,25 @@ impl World {
         if !self.pcpus[p].resched_pending {
             self.pcpus[p].resched_pending = true;
             let at = self.q.now() + self.costs.phys_ipi_ns;
-            if self.cstate_wake(p, at).is_none() {
-                self.q.push(at, Ev::Resched(p));
-            }
+            self.q.push(at, Ev::Resched(p));
         }
     }
 
-    /// A reschedule asked of pCPU `p` (`tickle`) is due: served unless tasklets run there,
-    /// after the hypervisor work `p` is doing.
+    /// The event-check IPI of a reschedule asked of pCPU `p` (`tickle`) arrives: an idle `p`
+    /// first leaves its C-state (`hv::cstate`).
+    pub(crate) fn resched_arrives(&mut self, p: PcpuId) {
+        let now = self.now();
+        if !self.pcpus[p].resched_pending || self.cstate_wake(p, now).is_none() {
+            self.serve_resched(p);
+        }
+    }
+
+    /// A reschedule asked of pCPU `p` is due: served unless tasklets run there, after the
+    /// hypervisor work `p` is doing.
     pub(crate) fn serve_resched(&mut self, p: PcpuId) {
         if self.pcpus[p].resched_pending && !self.in_tasklet(p) {
             if let Some(at) = self.hv_work_ends(p) {
-                self.q.push(at, Ev::Resched(p));
+                self.q.push(at, Ev::ReschedDue(p));
             } else {
                 self.pcpus[p].resched_pending = false;
                 let why = if std::mem::take(&mut self.pcpus[p].yield_pending) { Reason::Yield } else { Reason::Timer };

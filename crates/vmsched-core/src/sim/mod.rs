@@ -54,7 +54,11 @@ impl std::error::Error for SimError {}
 pub(crate) enum Ev {
     Exec(VcpuId),
     Slice(PcpuId),
+    /// The event-check IPI of a tickle lands on a pCPU (`World::resched_arrives`).
     Resched(PcpuId),
+    /// A reschedule that waited for the pCPU's own hypervisor work is due
+    /// (`World::serve_resched`).
+    ReschedDue(PcpuId),
     SchedTimer(u64),
     VipiArrive(VcpuId, IrqWork),
     WakeThread(ThreadId),
@@ -613,7 +617,8 @@ impl World {
                     self.schedule(p, sched::Reason::Timer);
                 }
             }
-            Ev::Resched(p) => self.serve_resched(p),
+            Ev::Resched(p) => self.resched_arrives(p),
+            Ev::ReschedDue(p) => self.serve_resched(p),
             Ev::CstateExit(p) => self.cstate_exit(p),
             Ev::SchedTimer(id) => {
                 let fire = self.sched_timers.get_mut(&id).map_or(false, |t| t.fire(gen));
