@@ -20,10 +20,12 @@
 //! Tests: `hv::machine` (an idler out of C1 after the preempted vCPU's scheduling tail steals
 //! it) and `hv::tasklet` (a device interrupt on an idle pCPU is handled after the exit).
 //!
-//! Leaves out: the choice among states (ACPI `_CST` and the menu governor, whose prediction
-//! of the idle time picks a state; one latency here), the state's entry cost and residency,
-//! and the timer interrupts of an idle pCPU (Xen stops the scheduler tick on an idle pCPU,
-//! `sched_tick_suspend`).
+//! Leaves out: the choice among states (ACPI `_CST` and Xen 4.1's menu governor,
+//! xen/arch/x86/acpi/cpuidle_menu.c, which takes the deepest state whose residency fits the
+//! predicted idle time and whose exit latency x 8 fits the average interrupt interval; one
+//! latency here: at seed 001's peak only C1 passes, docs/model.md §2.8), the state's entry
+//! cost and residency, and the timer interrupts of an idle pCPU (Xen stops the scheduler
+//! tick on an idle pCPU, `sched_tick_suspend`).
 
 use crate::engine::Ns;
 use crate::sim::state::PcpuId;
@@ -68,9 +70,7 @@ impl World {
     /// `p` has left its C-state: the device interrupts that reached it start their tasklets,
     /// then a pending reschedule is served.
     pub(crate) fn cstate_exit(&mut self, p: PcpuId) {
-        if self.pcpus[p].cstate_exit_at != Some(self.q.now()) {
-            return;
-        }
+        debug_assert_eq!(self.pcpus[p].cstate_exit_at, Some(self.q.now()), "one exit under way per pCPU, never replaced");
         self.pcpus[p].cstate_exit_at = None;
         if !self.pcpus[p].tasklet.queue.is_empty() && self.pcpus[p].cur.is_none() && !self.in_tasklet(p) {
             self.idle_pcpu_tasklets(p);

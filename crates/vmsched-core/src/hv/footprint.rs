@@ -62,8 +62,10 @@ impl FootprintDomains {
 
     /// Domain `d`'s decayed footprint brought to `now`.
     fn decayed(&mut self, d: usize, now: Ns, window_ns: Ns) -> f64 {
-        self.decayed_kib[d] *= weight(now - self.at[d], window_ns);
-        self.at[d] = now;
+        if now != self.at[d] || window_ns == 0 {
+            self.decayed_kib[d] *= weight(now - self.at[d], window_ns);
+            self.at[d] = now;
+        }
         self.decayed_kib[d]
     }
 
