@@ -82,6 +82,36 @@ def test_every_gap_names_a_quantity_or_claim_of_its_reproduction():
         assert set(gaps) <= known, f"{name}: GAPS entries for nothing: {set(gaps) - known}"
 
 
+def test_every_gap_has_a_one_line_summary():
+    """The report's overview table shows each gap's summary; the full account goes under the
+    reproduction's own section."""
+    for name, gaps in expected.GAPS.items():
+        for key, gap in gaps.items():
+            assert isinstance(gap, expected.Gap), f"{name}: {key[:50]}: not a Gap"
+            assert gap.summary and "\n" not in gap.summary and len(gap.summary) <= 300, (name, key[:50])
+    with pytest.raises(ValueError, match="summary"):
+        expected.Gap("", "a reason without a summary")
+
+
+def test_report_shows_each_reason_in_one_line_above_and_in_full_under_its_reproduction():
+    from vmsched.reproduce.core import ClaimResult, Outcome, QuantityResult
+    from vmsched.reproduce.report import to_html, to_markdown
+
+    q = QuantityResult(key="k", label="a quantity", unit="%", panel="", simulated=2.0, seed=1.0,
+                       tolerance=0.25)
+    o = Outcome("demo", "A demo", "seed.txt", "Fig. 1", [q], [ClaimResult("a claim", False)],
+                reasons={"k": "FULL-K account", "a claim": "FULL-C account"},
+                reason_summaries={"k": "SHORT-K", "a claim": "SHORT-C"})
+    md = to_markdown([o], quick=False, wall_s=1.0)
+    overview = md.split("## Out of tolerance or not holding")[1].split("\n## ")[0]
+    assert "SHORT-K" in overview and "SHORT-C" in overview
+    assert "FULL-K" not in overview and "FULL-C" not in overview
+    section = md.split("## demo: A demo")[1]
+    assert "FULL-K account" in section and "FULL-C account" in section
+    page = to_html([o], False, 1.0, {})
+    assert page.index("SHORT-K") < page.index("FULL-K account")
+
+
 def test_reproduction_modules_never_read_seed_values():
     """Only the judging code reads expected.py: no family module imports it."""
     for fam in rp.FAMILIES:

@@ -130,7 +130,9 @@ class Outcome:
     quantities: list[QuantityResult]
     claims: list[ClaimResult]
     notes: str = ""
+    #: Why a quantity (by key) or claim (by text) falls short, in full, and in one line.
     reasons: dict[str, str] = field(default_factory=dict)
+    reason_summaries: dict[str, str] = field(default_factory=dict)
 
     def numeric(self) -> list[QuantityResult]:
         return [q for q in self.quantities if q.within is not None]
@@ -139,6 +141,7 @@ class Outcome:
         return {
             "name": self.name, "title": self.title, "seed_file": self.seed_file,
             "figure": self.figure, "notes": self.notes, "reasons": self.reasons,
+            "reason_summaries": self.reason_summaries,
             "quantities": [q.as_dict() for q in self.quantities],
             "claims": [c.__dict__ for c in self.claims],
         }
@@ -146,7 +149,8 @@ class Outcome:
 
 def judge(repro: Reproduction, simulated: Mapping[str, float],
           seed_values: Mapping[str, Any], reasons: Mapping[str, str]) -> Outcome:
-    """Put each simulated quantity beside the seed's value and check the claims.
+    """Put each simulated quantity beside the seed's value and check the claims. ``reasons``
+    are the reproduction's ``expected.GAPS`` entries (a plain string is its own summary).
 
     ``simulated`` comes from ``repro.measure`` alone; ``seed_values`` maps quantity keys to
     :class:`~vmsched.reproduce.expected.Seed` entries."""
@@ -169,7 +173,8 @@ def judge(repro: Reproduction, simulated: Mapping[str, float],
         except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
             claims.append(ClaimResult(c.text, False, f"{type(e).__name__}: {e}"))
     return Outcome(repro.name, repro.title, repro.seed_file, repro.figure, qs, claims,
-                   notes=repro.notes, reasons=dict(reasons))
+                   notes=repro.notes, reasons={k: str(v) for k, v in reasons.items()},
+                   reason_summaries={k: getattr(v, "summary", str(v)) for k, v in reasons.items()})
 
 
 def trimmed_mean(values: Sequence[float], trim_fraction: float = 0.0) -> float:

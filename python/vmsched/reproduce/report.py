@@ -70,17 +70,31 @@ def summary_lines(outcomes: Sequence[Outcome], quick: bool, wall_s: float) -> li
     ]
 
 
-def failures(outcomes: Sequence[Outcome]) -> list[tuple[str, str, str]]:
+NO_ANALYSIS = "no analysis yet"
+
+
+def shortfalls(o: Outcome) -> list[tuple[str, str, str]]:
+    """The reproduction's quantities out of tolerance and claims not holding: (what, why in
+    one line, why in full)."""
     out = []
-    for o in outcomes:
-        for q in o.quantities:
-            if q.seed is not None and not q.within:
-                why = o.reasons.get(q.key, "no analysis yet")
-                out.append((o.name, f"{q.label}: seed {fmt(q.seed)}, vmsched {fmt(q.simulated)}", why))
-        for c in o.claims:
-            if not c.holds:
-                out.append((o.name, f"claim: {c.text}", c.error or o.reasons.get(c.text, "no analysis yet")))
+    for q in o.quantities:
+        if q.seed is not None and not q.within:
+            out.append((f"{q.label}: seed {fmt(q.seed)}, vmsched {fmt(q.simulated)}",
+                        o.reason_summaries.get(q.key, NO_ANALYSIS), o.reasons.get(q.key, NO_ANALYSIS)))
+    for c in o.claims:
+        if not c.holds:
+            if c.error:
+                out.append((f"claim: {c.text}", c.error, c.error))
+            else:
+                out.append((f"claim: {c.text}", o.reason_summaries.get(c.text, NO_ANALYSIS),
+                            o.reasons.get(c.text, NO_ANALYSIS)))
     return out
+
+
+def failures(outcomes: Sequence[Outcome]) -> list[tuple[str, str, str]]:
+    """Every reproduction's shortfalls for the overview table: (reproduction, what, why in
+    one line)."""
+    return [(o.name, what, short) for o in outcomes for what, short, _ in shortfalls(o)]
 
 
 def to_markdown(outcomes: Sequence[Outcome], quick: bool, wall_s: float,
@@ -93,6 +107,8 @@ def to_markdown(outcomes: Sequence[Outcome], quick: bool, wall_s: float,
     fails = failures(outcomes)
     if fails:
         parts += ["## Out of tolerance or not holding", "",
+                  "Each reason in one line; the full account (numbers, the runs they come from, "
+                  "what was tried) is under the reproduction's own section below.", "",
                   md_table(["reproduction", "what", "why"], fails), ""]
     for o in outcomes:
         parts += [f"## {o.name}: {o.title}", "", f"Seed `{o.seed_file}`, {o.figure}.", ""]
@@ -103,6 +119,10 @@ def to_markdown(outcomes: Sequence[Outcome], quick: bool, wall_s: float,
                       + (f" ({c.error})" if c.error else "") for c in o.claims] + [""]
         if o.notes:
             parts += [o.notes, ""]
+        short = shortfalls(o)
+        if short:
+            parts += ["Why it falls short:", ""]
+            parts += [f"- **{what}**: {full}" for what, _, full in short] + [""]
         if plots and o.name in plots:
             parts += [f"![{o.name}]({plots[o.name]})", ""]
     return "\n".join(parts).rstrip() + "\n"
@@ -115,7 +135,10 @@ def to_html(outcomes: Sequence[Outcome], quick: bool, wall_s: float,
     body += [f"<li>{e(s)}</li>" for s in summary_lines(outcomes, quick, wall_s)] + ["</ul>"]
     fails = failures(outcomes)
     if fails:
-        body += ["<h2>Out of tolerance or not holding</h2>", _html_table(["reproduction", "what", "why"], fails)]
+        body += ["<h2>Out of tolerance or not holding</h2>",
+                 "<p>Each reason in one line; the full account is under the reproduction's own "
+                 "section below.</p>",
+                 _html_table(["reproduction", "what", "why"], fails)]
     for o in outcomes:
         body += [f'<h2 id="{e(o.name)}">{e(o.name)}: {e(o.title)}</h2>',
                  f"<p>Seed <code>{e(o.seed_file)}</code>, {e(o.figure)}.</p>",
@@ -126,6 +149,10 @@ def to_html(outcomes: Sequence[Outcome], quick: bool, wall_s: float,
                 for c in o.claims) + "</ul>")
         if o.notes:
             body.append(f"<p>{e(o.notes)}</p>")
+        short = shortfalls(o)
+        if short:
+            body.append("<p>Why it falls short:</p><ul>" + "".join(
+                f"<li><b>{e(what)}</b>: {e(full)}</li>" for what, _, full in short) + "</ul>")
         if o.name in images:
             body.append(img_tag(f"{o.name} plot", images[o.name]))
     return HTML_PAGE.replace("%TITLE%", "vmsched reproductions").replace("%BODY%", "\n".join(body))
