@@ -6,8 +6,10 @@ quick reproductions with these values scrambled and expects identical simulated 
 report reads it after the simulation to put each seed value beside the simulated one.
 
 ``analytic=True`` marks values the seed derives analytically (±5 % tolerance instead of
-±25 %). ``GAPS`` holds, per reproduction and quantity, why the model cannot get within
-tolerance, where we know; the report prints it next to the failing quantity.
+±25 %). ``GAPS`` holds, per reproduction and quantity or claim, why the model cannot get
+within tolerance, where we know: a :class:`Gap`, whose one-line ``summary`` the report's
+overview table prints next to the failing quantity and whose full account (numbers, the runs
+they come from, what was tried) goes under the reproduction's own section.
 
 Completeness rule (session 16, after an audit of the seeds' text against the reproductions):
 every number a seed states about the results of its own system, or of its baseline, in the
