@@ -105,10 +105,10 @@ def test_bench_builders_are_valid():
 def test_bench_quick_reports_rates(cli, tmp_path):
     r = cli("bench", "--quick", "--repeat", "1", "--json", "bench.json")
     assert r.code == 0, r
-    for name in ("small", "sync-heavy-2vm", "host64-32x8"):
+    for name in ("small", "sync-heavy-2vm", "host64-32x8", "specvirt-9t"):
         assert name in r.out, name
     rep = json.loads((tmp_path / "bench.json").read_text())
-    assert [x["bench"] for x in rep["results"]] == ["small", "sync-heavy-2vm", "host64-32x8"]
+    assert [x["bench"] for x in rep["results"]] == ["small", "sync-heavy-2vm", "host64-32x8", "specvirt-9t"]
     for x in rep["results"]:
         assert x["events"] > 0 and x["events_per_s"] > 0 and x["sim_s_per_wall_s"] > 0
 

@@ -1,10 +1,13 @@
-"""`vmsched bench`: simulator speed on three scenarios built here in Python.
+"""`vmsched bench`: simulator speed on four scenarios built here in Python.
 
 * ``small``: 4 pCPUs, two 2-vCPU VMs running a `parallel` workload;
 * ``sync-heavy-2vm``: acceptance case 3(b): 12 pCPUs, two 12-vCPU VMs with the sync-heavy
   `parallel` workload (the same scenario as ``scenarios/sync-heavy-2vm.toml``);
 * ``host64-32x8``: 64 pCPUs (2 sockets x 32 cores), 32 VMs of 8 vCPUs with a mix of
-  sync-heavy parallel, hog, light parallel and kbuild workloads.
+  sync-heavy parallel, hog, light parallel and kbuild workloads;
+* ``specvirt-9t``: seed 001's host at its peak under the original Xen 4.1 (9 tiles: 54 server
+  VMs on 24 pCPUs, pass-through I/O, the LLC and TLB pressure models), the kind of run that
+  takes most of `vmsched reproduce --all`'s time.
 
 Reported per scenario: simulated events per wall second and simulated seconds per wall
 second, each the median of N repetitions (wall time of the event loop only, checking off).
@@ -21,7 +24,7 @@ from typing import Any
 from . import _core
 from .scenario import Scenario
 
-__all__ = ["sync_heavy", "small", "host64", "bench_scenarios", "measure", "run_bench"]
+__all__ = ["sync_heavy", "small", "host64", "specvirt", "bench_scenarios", "measure", "run_bench"]
 
 
 def sync_heavy_workload() -> dict:
@@ -93,12 +96,20 @@ def host64(duration_ms: float = 1000.0) -> dict:
     }
 
 
+def specvirt(duration_ms: float = 1000.0) -> dict:
+    """The csrc reproductions' original Xen at the seed's 9-tile peak (reproduce/csrc.py)."""
+    from .reproduce import csrc
+
+    return csrc.scenario(csrc.PEAK_TILES, "original", duration_ms)
+
+
 def bench_scenarios(quick: bool = False) -> dict[str, dict]:
     d = 200.0 if quick else 1000.0
     return {
         "small": small(d),
         "sync-heavy-2vm": sync_heavy(2),
         "host64-32x8": host64(d),
+        "specvirt-9t": specvirt(d),
     }
 
 
