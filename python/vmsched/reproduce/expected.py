@@ -231,8 +231,8 @@ class Gap(str):
     summary: str
 
     def __new__(cls, summary: str, detail: str) -> "Gap":
-        if not summary or len(summary) > 300:
-            raise ValueError(f"a Gap's summary must be one line of 1-300 characters, got {len(summary)}")
+        if not summary or "\n" in summary or len(summary) > 300:
+            raise ValueError(f"a Gap's summary must be one line of 1-300 characters, got {summary!r:.60}")
         gap = super().__new__(cls, detail)
         gap.summary = summary
         return gap
