@@ -33,14 +33,12 @@ use crate::sim::{Ev, World};
 
 impl World {
     /// Whether pCPU `p` waits in its C-state now: nothing to run, no tasklet and no
-    /// hypervisor work of its own under way, and the latency is modelled.
+    /// hypervisor work of its own under way, and the latency is modelled. `idle_since` is set
+    /// only while the pCPU runs neither a vCPU nor tasklets (`pcpu_idle_start`/`_end`).
     fn in_cstate(&self, p: PcpuId) -> bool {
         let pc = &self.pcpus[p];
-        self.costs.idle_exit_latency_ns > 0
-            && pc.idle_since.is_some()
-            && pc.cur.is_none()
-            && pc.tasklet.busy_since.is_none()
-            && pc.lazy.idle_hv_until <= self.q.now()
+        debug_assert!(pc.idle_since.is_none() || (pc.cur.is_none() && pc.tasklet.busy_since.is_none()));
+        self.costs.idle_exit_latency_ns > 0 && pc.idle_since.is_some() && pc.lazy.idle_hv_until <= self.q.now()
     }
 
     /// An event reaches pCPU `p` at `arrive` (now, or for a sender that waits on it, when its
