@@ -40,6 +40,15 @@ def test_run_prints_table_and_writes_results(cli, tiny_toml, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+def test_run_set_changes_the_scenario_before_it_runs(cli, tiny_toml, tmp_path):
+    r = cli("run", tiny_toml.name, "-q", "--check", "--out", "res", "--set", "vms.*.vcpus=2",
+            "--set", "hypervisor.params.tslice_ms=10")
+    assert r.code == 0, r
+    s = json.loads((tmp_path / "res" / "summary.json").read_text())
+    assert [vm["vcpus"] for vm in s["scenario"]["vms"]] == [2, 2]
+    assert s["scenario"]["hypervisor"]["params"]["tslice_ms"] == 10
+
+
 def test_run_quiet_prints_nothing(cli, tiny_toml):
     r = cli("run", tiny_toml.name, "--quiet", "--check")
     assert r.code == 0 and r.out == "", r
@@ -55,6 +64,10 @@ def test_run_quiet_prints_nothing(cli, tiny_toml):
     ([], "COMMAND"),
     (["bench", "--repeat", "0"], "--repeat"),
     (["examples", "--scheduler", "nope"], "nope"),
+    (["run", "X", "--set", "tslice_ms"], "KEY=VALUE"),
+    (["run", "X", "--set", "hypervisor.params.tslce_ms=10"], "hypervisor.params.tslce_ms"),
+    (["run", "X", "--set", "vms.*.vcpus=many"], "vms[0].vcpus"),
+    (["run", "X", "--set", "controller.params.ratio=0.9"], "controller.params"),
 ])
 def test_bad_flags_exit_2_in_one_line(cli, tiny_toml, args, needle):
     args = [tiny_toml.name if a == "X" else a for a in args]

@@ -195,6 +195,35 @@ def test_cli_errors_name_the_problem(cli):
     assert r.code == 0 and "vmkit-table10-11" in r.out
 
 
+def test_set_reaches_only_the_runs_with_the_field_and_marks_the_report_exploratory(cli, tmp_path):
+    r = cli("reproduce", "flexcore-fig7", "--quick", "-q", "-j", "2", "--out", "o",
+            "--set", "controller.params.ratio=0.9")
+    assert r.code == 0, r
+    scenarios = [json.loads(f.read_text())["scenario"]
+                 for f in (tmp_path / "o" / "flexcore-fig7" / "runs").glob("*.json")]
+    with_controller = [s for s in scenarios if s.get("controller")]
+    assert with_controller and len(with_controller) < len(scenarios), "baselines stay as they are"
+    assert all(s["controller"]["params"]["ratio"] == 0.9 for s in with_controller)
+    reached = f"controller.params.ratio=0.9: {len(with_controller)} of {len(scenarios)} runs"
+    assert "EXPLORATORY" in r.out and reached in r.out, r
+    assert "EXPLORATORY" in (tmp_path / "o" / "report.md").read_text()
+    assert json.loads((tmp_path / "o" / "outcomes.json").read_text())["overrides"] == [reached]
+
+
+def test_set_that_reaches_no_run_or_asks_for_docs_is_refused_before_any_run(cli, tmp_path):
+    r = cli("reproduce", "flexcore-fig7", "--quick", "-q", "--out", "o",
+            "--set", "hypervisor.params.csrc=true")
+    assert r.code == 2 and "no run of flexcore-fig7 has the field hypervisor.params" in r.err, r
+    r = cli("reproduce", "flexcore-fig7", "--quick", "-q", "--out", "o",
+            "--set", "controller.params.ratio=high")
+    assert r.code == 2 and "controller.params.ratio: expected a number" in r.err, r
+    r = cli("reproduce", "flexcore-fig7", "--quick", "-q", "--out", "o", "--docs", "d.md",
+            "--set", "controller.params.ratio=0.9")
+    assert r.code == 2 and "cannot be combined with --set" in r.err, r
+    assert "Traceback" not in r.err
+    assert not (tmp_path / "o").exists() and not (tmp_path / "d.md").exists()
+
+
 def _chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         p = shutil.which(name)

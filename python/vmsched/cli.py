@@ -184,11 +184,42 @@ def _check_scheduler_flag(name: str | None) -> None:
         raise UsageError(f"--scheduler: unknown scheduler '{name}' (known: {', '.join(known)})")
 
 
+def _overrides(texts: Sequence[str] | None) -> list:
+    from .overrides import OverrideError, parse
+
+    try:
+        return [parse(t) for t in texts or ()]
+    except OverrideError as e:
+        raise UsageError(str(e)) from None
+
+
+def _apply_to_scenario(sc, overrides: Sequence, source: str):
+    """``vmsched run``'s ``--set``: every override must reach a field of the one scenario."""
+    from .overrides import OverrideError, apply
+    from .scenario import Scenario
+
+    if not overrides:
+        return sc
+    data = sc.to_dict()
+    for ov in overrides:
+        try:
+            data, n = apply(data, ov)
+        except OverrideError as e:
+            raise UsageError(f"{source}: {e}") from None
+        if not n:
+            raise UsageError(f"{source}: --set {ov}: the scenario has no field "
+                             f"{'.'.join(ov.path[:-1])}")
+    try:
+        return Scenario.from_dict(data)
+    except ScenarioError as e:
+        raise UsageError(f"{source}: after --set {', '.join(map(str, overrides))}: {e}") from None
+
+
 def cmd_run(a: argparse.Namespace) -> int:
     from .runner import run
 
     _check_scheduler_flag(a.scheduler)
-    sc = _load(a.scenario)
+    sc = _apply_to_scenario(_load(a.scenario), _overrides(a.set), a.scenario)
     dropped = sorted(sc.to_dict().get("hypervisor", {}).get("params", {}))
     if a.scheduler and a.scheduler != sc.scheduler and dropped:
         print(f"note: --scheduler {a.scheduler} runs with its defaults; the scenario's "
@@ -301,6 +332,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(a: argparse.Namespace) -> int:
+    from .overrides import OverrideError
     from .reproduce import registry, reproduce, select
     from .reproduce.report import HEADERS, failures, rows, summary_lines
 
@@ -313,19 +345,28 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
         raise UsageError("name one or more reproductions or pass --all (see --list)")
     if a.names and a.all:
         raise UsageError("give reproduction names or --all, not both")
+    overrides = _overrides(a.set)
+    if overrides and a.docs:
+        raise UsageError("--docs writes the reference report (docs/reproductions.md) and "
+                         "cannot be combined with --set")
     try:
         repros = select(a.names, a.all)
     except KeyError as e:
         raise UsageError(e.args[0])
     out = Path(a.out)
-    outcomes = reproduce(repros, quick=a.quick, out=out, jobs=a.jobs, progress=not a.quiet)
+    try:
+        outcomes = reproduce(repros, quick=a.quick, out=out, jobs=a.jobs, progress=not a.quiet,
+                             overrides=overrides)
+    except OverrideError as e:
+        raise UsageError(str(e)) from None
     for o in outcomes:
         print(f"\n{o.name}: {o.title} ({o.seed_file}, {o.figure})")
         print(format_table(HEADERS, rows(o)))
         for c in o.claims:
             print(f"  {'holds' if c.holds else 'DOES NOT HOLD'}: {c.text}")
     print()
-    for line in summary_lines(outcomes, a.quick, reproduce.last_wall_s):
+    for line in summary_lines(outcomes, a.quick, reproduce.last_wall_s,
+                              reproduce.last_overrides):
         print(line)
     fails = failures(outcomes)
     if fails:
@@ -394,6 +435,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml or .json)")
     r.add_argument("--scheduler", metavar="NAME", help="override the hypervisor scheduler")
     r.add_argument("--seed", type=_seed, metavar="N", help="override the scenario seed")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="change one scenario field, e.g. hypervisor.params.tslice_ms=10 or "
+                   "vms.*.vcpus=4 (a TOML value; repeatable)")
     r.add_argument("--out", metavar="DIR", help="write DIR/summary.json, vms/vcpus/pcpus "
                    ".csv and .parquet")
     r.add_argument("--check", action="store_true", help="check invariants after every event")
@@ -440,6 +484,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--docs", metavar="FILE", help="also copy the Markdown report to FILE "
                     "(docs/reproductions.md is generated this way)")
     rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    rp.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="exploratory: change a field in every run whose scenario has it, "
+                    "e.g. controller.params.ratio=0.9 (a parameter the seed does not give); "
+                    "the report is marked as not the reference (repeatable)")
     rp.set_defaults(func=cmd_reproduce)
     ar = sub.add_parser("arena", help="run every policy on the standard scenario suite and "
                         "rank them")

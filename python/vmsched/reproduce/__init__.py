@@ -8,11 +8,14 @@ simulates every run (in parallel, identical runs once), measures, judges against
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import time
 from pathlib import Path
 from typing import Sequence
 
+from .. import overrides as _overrides
+from ..overrides import Override, OverrideError
 from .core import Claim, Outcome, Quantity, Reproduction, Run, judge
 
 __all__ = ["Reproduction", "Run", "Quantity", "Claim", "Outcome", "registry", "reproduce",
@@ -45,9 +48,12 @@ def select(names: Sequence[str], all_: bool) -> list[Reproduction]:
 
 
 def reproduce(repros: Sequence[Reproduction], quick: bool = False, out: str | Path | None = None,
-              jobs: int | None = None, progress: bool = True) -> list[Outcome]:
+              jobs: int | None = None, progress: bool = True,
+              overrides: Sequence[Override] = ()) -> list[Outcome]:
     """Run, measure and judge ``repros``; write the report under ``out`` if given. The wall
-    time of the whole call is ``reproduce.last_wall_s`` afterwards."""
+    time of the whole call is ``reproduce.last_wall_s`` afterwards. ``overrides`` (``--set``,
+    :mod:`vmsched.overrides`) change the runs whose scenarios have their fields, for an
+    exploratory run; ``reproduce.last_overrides`` then says which runs each reached."""
     from . import expected
     from ..batch import simulate_all
 
@@ -57,6 +63,8 @@ def reproduce(repros: Sequence[Reproduction], quick: bool = False, out: str | Pa
         labels = [x.label for x in runs]
         if len(set(labels)) != len(labels):
             raise ValueError(f"{name}: run labels are not unique: {labels}")
+    applied = apply_overrides(planned, overrides)
+    reproduce.last_overrides = applied
     results = simulate_all([x for runs in planned.values() for x in runs], jobs=jobs,
                            progress=progress)
     outcomes = []
@@ -72,8 +80,39 @@ def reproduce(repros: Sequence[Reproduction], quick: bool = False, out: str | Pa
     if out is not None:
         from .report import write_report
 
-        write_report(outcomes, Path(out), quick=quick, wall_s=wall)
+        write_report(outcomes, Path(out), quick=quick, wall_s=wall, overrides=applied)
     return outcomes
+
+
+def apply_overrides(planned: dict[str, list[Run]], overrides: Sequence[Override]) -> list[str]:
+    """Apply each override to every planned run whose scenario has its path (in place), check
+    the changed scenarios, and describe where each landed ("KEY=VALUE: 6 of 24 runs"). Raises
+    :class:`OverrideError` for an override that reaches no run or leaves a scenario invalid."""
+    from ..errors import ScenarioError
+    from ..scenario import Scenario
+
+    total = sum(len(runs) for runs in planned.values())
+    reached = {ov.text: 0 for ov in overrides}
+    for name, runs in planned.items():
+        for i, run in enumerate(runs):
+            sc, changed = run.scenario, False
+            for ov in overrides:
+                sc, n = _overrides.apply(sc, ov)
+                if n:
+                    reached[ov.text] += 1
+                    changed = True
+            if changed:
+                try:
+                    Scenario.from_dict(sc)
+                except ScenarioError as e:
+                    raise OverrideError(f"--set {', '.join(map(str, overrides))}: run "
+                                        f"{run.label} of {name}: {e}") from None
+                runs[i] = dataclasses.replace(run, scenario=sc)
+    for ov in overrides:
+        if not reached[ov.text]:
+            raise OverrideError(f"--set {ov}: no run of {', '.join(planned)} has the field "
+                                f"{'.'.join(ov.path[:-1]) or ov.path[0]} (nothing was run)")
+    return [f"{t}: {n} of {total} runs" for t, n in reached.items()]
 
 
 def _write_runs(folder: Path, by_label: dict) -> None:
@@ -86,3 +125,4 @@ def _write_runs(folder: Path, by_label: dict) -> None:
 
 
 reproduce.last_wall_s = 0.0
+reproduce.last_overrides = []

@@ -1,0 +1,108 @@
+"""``--set KEY=VALUE``: change one field of a scenario from the command line.
+
+``KEY`` is a dotted path into the scenario schema (docs/model.md), e.g.
+``hypervisor.params.tslice_ms`` or ``controller.params.ratio``; a list is entered by index
+(``vms.0.vcpus``) or, for every element, by ``*`` (``vms.*.vcpus``). ``VALUE`` is a TOML
+value (``0.9``, ``true``, ``"credit2"``, ``[1, 2]``, ``{ enabled = false }``); anything that
+does not parse as one is taken as a bare string, so ``hypervisor.scheduler=credit2`` works.
+
+Every container on the path but the last must exist; the last field may be new (a parameter
+left at its default). Values are checked by the same validator as a scenario file, so a
+misspelt parameter or a wrong type fails with the field's path.
+
+``vmsched run`` applies each override to its one scenario; ``vmsched reproduce`` applies it to
+every run whose scenario has the path (a controller's parameter reaches only the runs with
+that controller; the baselines stay as they are) and reports the runs it reached. A reproduction
+run with overrides is exploratory: its report says so, and it is never the reference
+``docs/reproductions.md``.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib
+
+__all__ = ["Override", "OverrideError", "parse", "apply"]
+
+
+class OverrideError(ValueError):
+    """A malformed ``--set`` or one that reaches no field; the message names the override."""
+
+
+@dataclass(frozen=True)
+class Override:
+    text: str
+    path: tuple[str, ...]
+    value: Any
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse(text: str) -> Override:
+    """``"a.b.c=VALUE"`` → :class:`Override`."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise OverrideError(f"--set {text!r}: expected KEY=VALUE, e.g. "
+                            f"hypervisor.params.tslice_ms=10")
+    path = tuple(s.strip() for s in key.split("."))
+    if any(not s for s in path):
+        raise OverrideError(f"--set {text!r}: empty segment in the key {key!r}")
+    return Override(text=f"{key}={raw.strip()}", path=path, value=_value(raw.strip()))
+
+
+def _value(raw: str) -> Any:
+    if not raw:
+        raise OverrideError("--set: empty value (quote an empty string as \"\")")
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def apply(scenario: Mapping[str, Any], ov: Override) -> tuple[dict, int]:
+    """A deep copy of ``scenario`` with ``ov`` applied, and the number of fields it set (0 when
+    the scenario lacks a container on the path). A list index out of range is an error."""
+    data = copy.deepcopy(dict(scenario))
+    return data, _set(data, ov.path, ov, ())
+
+
+def _set(node: Any, path: tuple[str, ...], ov: Override, at: tuple[str, ...]) -> int:
+    seg, rest = path[0], path[1:]
+    if isinstance(node, list):
+        if seg == "*":
+            idxs = range(len(node))
+        else:
+            try:
+                i = int(seg)
+            except ValueError:
+                raise OverrideError(f"--set {ov}: {_where(at)} is a list; index it with a "
+                                    f"number or '*', not {seg!r}") from None
+            if not 0 <= i < len(node):
+                raise OverrideError(f"--set {ov}: {_where(at)} has {len(node)} elements, "
+                                    f"no index {i}")
+            idxs = [i]
+        if not rest:
+            for i in idxs:
+                node[i] = copy.deepcopy(ov.value)
+            return len(idxs)
+        return sum(_set(node[i], rest, ov, at + (str(i),)) for i in idxs)
+    if isinstance(node, dict):
+        keys = list(node) if seg == "*" else [seg]
+        if not rest:
+            for k in keys:
+                node[k] = copy.deepcopy(ov.value)
+            return len(keys)
+        return sum(_set(node[k], rest, ov, at + (k,)) for k in keys if k in node)
+    return 0
+
+
+def _where(at: tuple[str, ...]) -> str:
+    return ".".join(at) if at else "the scenario"
