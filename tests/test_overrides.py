@@ -50,3 +50,16 @@ def test_lists_take_an_index_or_a_star():
         apply(sc, parse("vms.5.vcpus=1"))
     with pytest.raises(OverrideError, match="is a list"):
         apply(sc, parse("vms.par.vcpus=1"))
+
+
+def test_the_python_api_takes_override_text_and_refuses_other_types():
+    with pytest.raises(TypeError, match="KEY=VALUE"):
+        parse(0.9)
+    from vmsched.batch import Run
+    from vmsched.reproduce import apply_overrides
+
+    planned = {"r": [Run("a", tiny_dict()), Run("b", tiny_dict(hypervisor={"params": {}}))]}
+    assert apply_overrides(planned, ["hypervisor.params.tslice_ms=10"]) == [
+        "hypervisor.params.tslice_ms=10: 1 of 2 runs"]
+    assert planned["r"][1].scenario["hypervisor"]["params"] == {"tslice_ms": 10}
+    assert "hypervisor" not in planned["r"][0].scenario

@@ -47,6 +47,8 @@ class Override:
 
 def parse(text: str) -> Override:
     """``"a.b.c=VALUE"`` → :class:`Override`."""
+    if not isinstance(text, str):
+        raise TypeError(f"an override is a 'KEY=VALUE' string, got {type(text).__name__}")
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key:

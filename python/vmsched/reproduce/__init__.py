@@ -49,7 +49,7 @@ def select(names: Sequence[str], all_: bool) -> list[Reproduction]:
 
 def reproduce(repros: Sequence[Reproduction], quick: bool = False, out: str | Path | None = None,
               jobs: int | None = None, progress: bool = True,
-              overrides: Sequence[Override] = ()) -> list[Outcome]:
+              overrides: Sequence[Override | str] = ()) -> list[Outcome]:
     """Run, measure and judge ``repros``; write the report under ``out`` if given. The wall
     time of the whole call is ``reproduce.last_wall_s`` afterwards. ``overrides`` (``--set``,
     :mod:`vmsched.overrides`) change the runs whose scenarios have their fields, for an
@@ -84,13 +84,16 @@ def reproduce(repros: Sequence[Reproduction], quick: bool = False, out: str | Pa
     return outcomes
 
 
-def apply_overrides(planned: dict[str, list[Run]], overrides: Sequence[Override]) -> list[str]:
+def apply_overrides(planned: dict[str, list[Run]],
+                    overrides: Sequence[Override | str]) -> list[str]:
     """Apply each override to every planned run whose scenario has its path (in place), check
     the changed scenarios, and describe where each landed ("KEY=VALUE: 6 of 24 runs"). Raises
-    :class:`OverrideError` for an override that reaches no run or leaves a scenario invalid."""
+    :class:`OverrideError` for an override that reaches no run or leaves a scenario invalid.
+    An override may be given as its ``"KEY=VALUE"`` text."""
     from ..errors import ScenarioError
     from ..scenario import Scenario
 
+    overrides = [ov if isinstance(ov, Override) else _overrides.parse(ov) for ov in overrides]
     total = sum(len(runs) for runs in planned.values())
     reached = {ov.text: 0 for ov in overrides}
     for name, runs in planned.items():
