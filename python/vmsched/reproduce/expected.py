@@ -404,7 +404,12 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "with FlexCore) puts its ballooning some 25-40 s into the run, far later than a 3 s "
                 "window plus a 3.5 s hotplug; the seed's applications start with lighter phases (§3: "
                 "'before vCPU ballooning ... not much coordination'). The model's workers have none "
-                "(adding one would be fitting to a FlexCore number)"),
+                "(adding one would be fitting to a FlexCore number). Not the seed-silent RATIO "
+                "either (session 27, full mode, vmsched reproduce flexcore-fig2-fig8 flexcore-fig7 "
+                "flexcore-table1 --set controller.params.ratio=R): at R = 0.25, 0.75, 1.0 and 2.0 "
+                "every quantity of the three reproductions is the same as at 0.5: the 2VM runs "
+                "take 4.0 (dedup) to 9.2 (streamcluster) PLE exits per dispatch (seed 1, whole "
+                "run), so every vCPU is contended at the first full window at any of those R"),
     },
     "flexcore-table1": {
         "the PLE rate after ballooning is at least 10× lower than before, for every application":
