@@ -18,7 +18,7 @@ import pytest
 
 import vmsched.reproduce as rp
 from vmsched.reproduce import calibration, expected
-from vmsched.reproduce.core import Claim, Quantity, Reproduction, judge
+from vmsched.reproduce.core import Claim, Quantity, Reproduction, judge, mean_over_seeds, seed_spread
 
 PKG = Path(rp.__file__).resolve().parent
 
@@ -184,6 +184,29 @@ def test_judge_applies_the_relative_and_analytic_tolerances():
     assert b.within is False and b.tolerance == 0.05  # 1.47 is 5.8 % off 1.39
     assert c.within is None
     assert o.claims[0].holds and not o.claims[1].holds and "KeyError" in o.claims[1].error
+
+
+def test_seed_spread_is_the_jackknife_standard_error_over_the_seeds_a_quantity_averages():
+    xs = {1: 10.0, 2: 12.0, 3: 11.0, 4: 15.0}
+    r = {f"a@{s}": {"x": x} for s, x in xs.items()}
+    r |= {f"same@{s}": {"x": 5.0} for s in xs} | {"once": {"x": 7.0}}
+    r |= {f"two@{s}": {"x": x} for s, x in xs.items() if s <= 2}
+    over4, over2 = mean_over_seeds((1, 2, 3, 4)), mean_over_seeds((1, 2))
+    x4 = over4(lambda r, label: r[label]["x"])
+    x2 = over2(lambda r, label: r[label]["x"])
+
+    def measure(r):
+        return {"mean": x4(r, "a"), "ratio": x4(r, "a") / x4(r, "same"), "same": x4(r, "same"),
+                "once": x4(r, "once"), "two": x2(r, "two")}
+
+    full = measure(r)
+    se = seed_spread(measure, r, full)
+    v = list(xs.values())
+    m = sum(v) / 4
+    sem = (sum((x - m) ** 2 for x in v) / 3 / 4) ** 0.5
+    assert se["mean"] == pytest.approx(sem) and se["ratio"] == pytest.approx(sem / 5.0)
+    assert "same" not in se and "once" not in se and "two" not in se
+    assert measure(r) == full, "the passes leave no seed out afterwards"
 
 
 def test_cli_errors_name_the_problem(cli):

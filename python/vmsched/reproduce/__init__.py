@@ -16,7 +16,7 @@ from typing import Sequence
 
 from .. import overrides as _overrides
 from ..overrides import Override, OverrideError
-from .core import Claim, Outcome, Quantity, Reproduction, Run, judge
+from .core import Claim, Outcome, Quantity, Reproduction, Run, judge, seed_spread
 
 __all__ = ["Reproduction", "Run", "Quantity", "Claim", "Outcome", "registry", "reproduce",
            "FAMILIES"]
@@ -72,7 +72,8 @@ def reproduce(repros: Sequence[Reproduction], quick: bool = False, out: str | Pa
         by_label = {x.label: results[x.key()] for x in planned[r.name]}
         simulated = dict(r.measure(by_label))
         outcomes.append(judge(r, simulated, expected.SEED.get(r.name, {}),
-                              expected.GAPS.get(r.name, {})))
+                              expected.GAPS.get(r.name, {}),
+                              seed_spread(r.measure, by_label, simulated)))
         if out is not None:
             _write_runs(Path(out) / r.name, by_label)
     wall = time.perf_counter() - t0

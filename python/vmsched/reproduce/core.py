@@ -12,8 +12,11 @@ seed's value, or ±5 % where the seed derives the value analytically (``Seed.ana
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -97,6 +100,9 @@ class QuantityResult:
     tolerance: Optional[float] = None
     source: str = ""
     fitted: bool = False
+    #: Jackknife standard error of ``simulated`` over the simulation seeds it averages
+    #: (:func:`seed_spread`); None when it averages no seeds.
+    seed_se: Optional[float] = None
 
     @property
     def within(self) -> Optional[bool]:
@@ -148,7 +154,8 @@ class Outcome:
 
 
 def judge(repro: Reproduction, simulated: Mapping[str, float],
-          seed_values: Mapping[str, Any], reasons: Mapping[str, str]) -> Outcome:
+          seed_values: Mapping[str, Any], reasons: Mapping[str, str],
+          seed_se: Mapping[str, float] | None = None) -> Outcome:
     """Put each simulated quantity beside the seed's value and check the claims. ``reasons``
     are the reproduction's ``expected.GAPS`` entries (a plain string is its own summary).
 
@@ -165,6 +172,7 @@ def judge(repro: Reproduction, simulated: Mapping[str, float],
             tolerance=None if s is None else (TOLERANCE_ANALYTIC if s.analytic else TOLERANCE_MEASURED),
             source="" if s is None else s.source,
             fitted=q.key in repro.fitted,
+            seed_se=(seed_se or {}).get(q.key),
         ))
     claims = []
     for c in repro.claims:
@@ -194,17 +202,83 @@ def trimmed_mean(values: Sequence[float], trim_fraction: float = 0.0) -> float:
     return sum(kept) / len(kept)
 
 
+#: The simulation seed a jackknife pass leaves out of every mean over seeds (``seed_spread``).
+_LEFT_OUT: contextvars.ContextVar[Optional[int]] = contextvars.ContextVar("left_out", default=None)
+
+
 def mean_over_seeds(seeds: Sequence[int], trim_fraction: float = 0.0
                     ) -> Callable[[Callable[..., float]], Callable[..., float]]:
     """Decorator for a measure ``fn(results, label, *args)``: a label run once is measured as
     it is; a label without ``@seed`` is the mean of ``fn`` over the runs ``label@s``, s in
     ``seeds`` (the families that average simulation seeds label their runs so), trimmed by
-    ``trim_fraction`` at each end (:func:`trimmed_mean`; 0 = the plain mean)."""
+    ``trim_fraction`` at each end (:func:`trimmed_mean`; 0 = the plain mean). Inside
+    :func:`seed_spread`'s passes one seed is left out."""
     def wrap(fn: Callable[..., float]) -> Callable[..., float]:
         @functools.wraps(fn)
         def mean(r: Mapping[str, Any], label: str, *args: Any) -> float:
             if label in r:
                 return fn(r, label, *args)
-            return trimmed_mean([fn(r, f"{label}@{s}", *args) for s in seeds], trim_fraction)
+            return trimmed_mean([fn(r, f"{label}@{s}", *args) for s in kept(seeds)],
+                                trim_fraction)
         return mean
     return wrap
+
+
+def seed_of(label: str) -> Optional[int]:
+    """The simulation seed of a run labelled ``...@seed``, or None."""
+    m = re.search(r"@(\d+)$", label)
+    return int(m.group(1)) if m else None
+
+
+def kept(seeds: Sequence[int]) -> list[int]:
+    """``seeds`` less the one a :func:`seed_spread` pass leaves out (only from more than two).
+    Every mean over simulation seeds takes its seeds from here."""
+    out = _LEFT_OUT.get()
+    return [s for s in seeds if s != out] if len(seeds) > 2 else list(seeds)
+
+
+def seeds_in(results: Mapping[str, Any], prefix: str = "") -> list[int]:
+    """The simulation seeds of the runs labelled ``prefix...@seed`` in ``results``, as
+    :func:`kept` leaves them."""
+    return kept(sorted({s for k in results if k.startswith(prefix)
+                        for s in [seed_of(k)] if s is not None}))
+
+
+@contextlib.contextmanager
+def leaving_out(seed: int):
+    """Every :func:`mean_over_seeds` mean inside leaves simulation seed ``seed`` out."""
+    token = _LEFT_OUT.set(seed)
+    try:
+        yield
+    finally:
+        _LEFT_OUT.reset(token)
+
+
+def seed_spread(measure: Callable[[Mapping[str, Any]], Mapping[str, float]],
+                results: Mapping[str, Any], full: Mapping[str, float]) -> dict[str, float]:
+    """Jackknife standard errors of a reproduction's quantities over the n simulation seeds its
+    runs are labelled with (``label@seed``; a reproduction's seeded runs share one set):
+    ``measure`` is run again leaving out one seed at a time (x_i), and
+    SE = sqrt((n - 1) / n * sum((x_i - mean)^2)) (the jackknife of Quenouille and Tukey; for a
+    plain mean it is the usual standard error of the mean). Quantities that no omission moves
+    (from runs without seeds, or the same in every seed) get none; nor do means over two seeds
+    or fewer, which are not jackknifed."""
+    seeds = sorted({s for label in results for s in [seed_of(label)] if s is not None})
+    if len(seeds) < 3:
+        return {}
+    passes = []
+    for s in seeds:
+        with leaving_out(s):
+            try:
+                passes.append(dict(measure(results)))
+            except (KeyError, ValueError, ZeroDivisionError, IndexError):
+                return {}
+    n, out = len(passes), {}
+    for key, v in full.items():
+        xs = [p.get(key) for p in passes]
+        if (v is None or not math.isfinite(v) or any(x is None or not math.isfinite(x) for x in xs)
+                or all(x == v for x in xs)):
+            continue
+        m = sum(xs) / n
+        out[key] = math.sqrt((n - 1) / n * sum((x - m) ** 2 for x in xs))
+    return out

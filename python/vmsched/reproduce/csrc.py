@@ -217,7 +217,7 @@ from typing import Any, Callable, Mapping
 
 from .calibration import fitted
 from .core import XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run, host_default_costs
-from .core import mean_over_seeds
+from .core import kept, mean_over_seeds
 
 S001 = "001_3582712ef98dbca6.txt"
 
@@ -621,7 +621,7 @@ def qos_response_ms(r: Mapping[str, Any], lab: str, role: str | None = None) -> 
 def qos_response_se_ms(r: Mapping[str, Any], lab: str, role: str | None = None) -> float:
     """The standard error of :func:`qos_response_ms`'s mean over :data:`SEEDS` (the sample
     standard deviation over the seeds / sqrt(number of seeds))."""
-    v = [qos_response_ms(r, f"{lab}@{s}", role) for s in SEEDS]
+    v = [qos_response_ms(r, f"{lab}@{s}", role) for s in kept(SEEDS)]
     m = sum(v) / len(v)
     return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v))
 

@@ -137,7 +137,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .core import XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run, trimmed_mean
+from .core import XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run, seeds_in, trimmed_mean
 
 S003 = "003_4dc0d6f8eb99c3eb.txt"
 SCHEDULERS = ("credit", "dp")
@@ -217,8 +217,8 @@ TRIM_FRACTION = 0.1
 
 
 def _seeds(r: Mapping[str, Any]) -> list[int]:
-    """The simulation seeds the results hold (labels ``...@seed``)."""
-    return sorted({int(k.rsplit("@", 1)[1]) for k in r})
+    """The simulation seeds the results hold (labels ``...@seed``; ``core.seeds_in``)."""
+    return seeds_in(r)
 
 
 def _avg(r: Mapping[str, Any], value: Callable[[int], float]) -> float:

@@ -31,7 +31,7 @@ import copy
 from pathlib import Path
 from typing import Any, Mapping
 
-from .core import XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run
+from .core import XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run, seeds_in
 
 S002 = "002_4e0f89b222427189.txt"
 
@@ -290,7 +290,8 @@ def _par_runs(quick: bool) -> list[Run]:
 
 def _mean_completion_s(r: Mapping[str, Any], pol: str) -> float:
     """Mean completion of the mix's VMs under ``pol``, averaged over the seeds that ran."""
-    labels = sorted(k for k in r if k.startswith(f"mix-{pol}@"))
+    seeds = seeds_in(r, f"mix-{pol}@")
+    labels = [f"mix-{pol}@{s}" for s in seeds]
     ts = [vm["completion_ns"] for label in labels for vm in _vms(r, label)]
     if not ts or any(t is None for t in ts):
         return float("nan")

@@ -1,7 +1,8 @@
 """Figures of a reproduction: the seed's value beside the simulated one, per quantity.
 
 One panel per quantity group (``Quantity.panel``, quantities sharing a unit); the seed's bar
-carries its tolerance band. Written as PNG with matplotlib's Agg backend (no display).
+carries its tolerance band, the simulated one twice its standard error over simulation seeds
+(``QuantityResult.seed_se``) where it averages seeds. Written as PNG with matplotlib's Agg backend (no display).
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ def plot_outcome(o: Outcome, path: Path) -> Path | None:
                label="seed (± tolerance)")
         sim_vals = [q.simulated if q.simulated is not None else 0.0 for q in qs]
         colours = [MISS_COLOUR if q.within is False else SIM_COLOUR for q in qs]
-        ax.bar([x + w / 2 for x in xs], sim_vals, w, color=colours, label="vmsched")
+        sim_err = [2 * q.seed_se if q.seed_se is not None else 0.0 for q in qs]
+        ax.bar([x + w / 2 for x in xs], sim_vals, w, yerr=sim_err, capsize=3, color=colours,
+               label="vmsched (± 2 SE over seeds)")
         for x, q in zip(xs, qs):
             if q.simulated is None:
                 ax.annotate("not modelled", (x + w / 2, 0), rotation=90, ha="center", va="bottom",
