@@ -41,9 +41,7 @@ def spread(q: QuantityResult) -> str:
     se = q.seed_se
     if se is None:
         return "—"
-    if se == 0 or 0.001 <= se < 100:
-        return f"±{float(f'{se:.2g}'):g}"
-    return "±" + fmt(se)
+    return f"±{float(f'{se:.2g}'):g}" if se < 100 else "±" + fmt(se)
 
 
 def rows(o: Outcome) -> list[list[str]]:
