@@ -85,8 +85,8 @@ impl World {
                 if let Some(p) = self.vcpus[v].running_on() {
                     // A thread switched in on a running vCPU refills what it lost (a halted
                     // vCPU's wake-up dispatch carried no thread to charge).
-                    let r = self.thread_refill_ns(t, p);
-                    self.vcpus[v].refill_debt_ns = self.refill_debt_after(v, t, p, r);
+                    let owed = self.thread_refill(t, p);
+                    self.owe_refill(v, t, p, owed);
                     self.cpi_sample(v, p);
                 }
                 self.ac_switch_in(v, t);

@@ -19,7 +19,8 @@
 //! - totals, as a processor's counters see guest compute (its cycles over its instructions,
 //!   cache refills included: `metrics::results`): `llc_cpi_factor`, the cycles of guest
 //!   compute (LLC and TLB stall included) and of the threads' cache refills
-//!   (`host::refill_ns`, charged at each switch-in) per cycle of work without stall;
+//!   (`host::refill_ns`, owed at each switch-in, counted as paid: `World::pay_refill`) per
+//!   cycle of work without stall;
 //!   `llc_miss_rate_rel`, the LLC misses per instruction counted in stall time: the LLC stall
 //!   of compute plus the refills' part from memory, per cycle of work (every miss to memory
 //!   taken to stall alike). Both grow with the footprint and with the switches that force

@@ -29,6 +29,15 @@ use crate::hv::sched::{HvScheduler, Reason, SchedRequest, SchedView, VcpuFacts};
 use crate::sim::state::*;
 use crate::sim::{Ev, World};
 
+/// What a thread owes on starting on a pCPU (`World::thread_refill`): the refill's time, of
+/// it the page walks, and the cache part's misses to memory.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RefillOwed {
+    pub ns: Ns,
+    pub walks_ns: Ns,
+    pub dram_ns: f64,
+}
+
 impl World {
     pub(crate) fn facts_of(&self, v: VcpuId) -> VcpuFacts {
         let vc = &self.vcpus[v];
@@ -181,13 +190,45 @@ impl World {
 
     /// Refill owed when thread `t` starts executing on pCPU `p`: its working set is warm where
     /// it last ran, less what other work (other vCPUs, or other threads of its own vCPU) ran
-    /// there since. A thread that never ran owes nothing.
-    /// Charged to pCPU `p`'s LLC accounting (`hv::llc`): the refill's time and its part from
-    /// memory (LLC misses). With the TLB flush (`hv::tlb`, `tlb_walk_cycles`) the refill
-    /// includes the page walks of a thread without valid translations on `p`.
-    pub(crate) fn thread_refill_ns(&mut self, t: usize, p: PcpuId) -> Ns {
-        let walks = self.tlb_walks_ns(t, p);
-        walks + self.cache_refill_ns(t, p)
+    /// there since. A thread that never ran owes nothing. With the TLB flush (`hv::tlb`,
+    /// `tlb_walk_cycles`) the refill includes the page walks of a thread without valid
+    /// translations on `p`. The LLC and TLB accounting (`hv::llc`) counts it as it is paid
+    /// (`pay_refill`).
+    pub(crate) fn thread_refill(&mut self, t: usize, p: PcpuId) -> RefillOwed {
+        let walks_ns = self.tlb_walks_ns(t, p);
+        let (cache_ns, dram_ns) = self.cache_refill_ns(t, p);
+        RefillOwed { ns: walks_ns + cache_ns, walks_ns, dram_ns }
+    }
+
+    /// Vcpu `v`, whose thread `t` starts on pCPU `p`, owes `owed` more: its debt becomes
+    /// `refill_debt_after`'s, and the debt's parts (walks, misses to memory) follow it, scaled
+    /// down with it where the cap drops some.
+    pub(crate) fn owe_refill(&mut self, v: VcpuId, t: ThreadId, p: PcpuId, owed: RefillOwed) {
+        let debt = self.refill_debt_after(v, t, p, owed.ns);
+        let vc = &mut self.vcpus[v];
+        let before_cap = vc.refill_debt_ns + owed.ns;
+        let k = if before_cap > 0 { debt as f64 / before_cap as f64 } else { 0.0 };
+        vc.refill_debt_walks_ns = (vc.refill_debt_walks_ns + owed.walks_ns as f64) * k;
+        vc.refill_debt_dram_ns = (vc.refill_debt_dram_ns + owed.dram_ns) * k;
+        vc.refill_debt_ns = debt;
+    }
+
+    /// Vcpu `v` spends `r` ns of its run on pCPU `p` paying its refill debt: the pCPU's refill
+    /// counters (`llc_cpi_factor`, `llc_miss_rate_rel`, `tlb_miss_rate_rel`) take what was
+    /// paid, its walks and misses to memory pro rata.
+    fn pay_refill(vc: &mut Vcpu, pc: &mut Pcpu, r: Ns) {
+        if r == 0 {
+            return;
+        }
+        let f = r as f64 / vc.refill_debt_ns as f64;
+        let (walks, dram) = (vc.refill_debt_walks_ns * f, vc.refill_debt_dram_ns * f);
+        vc.refill_debt_ns -= r;
+        vc.refill_debt_walks_ns -= walks;
+        vc.refill_debt_dram_ns -= dram;
+        vc.t.cache_refill += r;
+        pc.tlb_walk_ns += walks;
+        pc.llc_refill_ns += r as f64 - walks;
+        pc.llc_refill_dram_ns += dram;
     }
 
     /// The refill waits while `v`'s thread is inside a spinlock critical section: the refill is
@@ -221,18 +262,14 @@ impl World {
         (self.vcpus[v].refill_debt_ns + owed).min(cap.max(owed))
     }
 
-    /// The cache part of `thread_refill_ns`.
-    fn cache_refill_ns(&mut self, t: usize, p: PcpuId) -> Ns {
-        let Some((last, left_busy)) = self.threads[t].cache_at else { return 0 };
+    /// The cache part of `thread_refill`, and its part from memory.
+    fn cache_refill_ns(&mut self, t: usize, p: PcpuId) -> (Ns, f64) {
+        let Some((last, left_busy)) = self.threads[t].cache_at else { return (0, 0.0) };
         let foreign = self.busy_now(last).saturating_sub(left_busy);
         let warmth = cache_warmth(&self.topo, &self.costs, last, p, foreign);
         let (dram, llc) =
             refill_parts_ns(&self.topo, &self.costs, last, p, self.threads[t].ws_kib, warmth, self.vms[self.threads[t].vm].memory_node);
-        let r = (dram + llc).round() as Ns;
-        let pc = &mut self.pcpus[p];
-        pc.llc_refill_ns += r as f64;
-        pc.llc_refill_dram_ns += dram;
-        r
+        ((dram + llc).round() as Ns, dram)
     }
 
     /// Interrupts are masked on `v`: its thread spins for, or holds, a spinlock taken with
@@ -285,8 +322,7 @@ impl World {
         }
         if dt > 0 && (vc.irq.is_empty() || masked) && !deferred {
             let r = dt.min(vc.refill_debt_ns);
-            vc.refill_debt_ns -= r;
-            vc.t.cache_refill += r;
+            Self::pay_refill(vc, pc, r);
             dt -= r;
         }
         if dt == 0 {
@@ -562,10 +598,10 @@ impl World {
             self.tlb_flush(p);
         }
         let last = self.vcpus[v].last_pcpu;
-        let refill_debt = self.vcpus[v].cur.map(|t| {
-            let owed = self.thread_refill_ns(t, p);
-            self.refill_debt_after(v, t, p, owed)
-        });
+        if let Some(t) = self.vcpus[v].cur {
+            let owed = self.thread_refill(t, p);
+            self.owe_refill(v, t, p, owed);
+        }
         self.pcpus[p].cur = Some(v);
         self.pcpu_cur[p] = Some(v);
         self.cpi_sample(v, p);
@@ -592,9 +628,6 @@ impl World {
         let vc = &mut self.vcpus[v];
         vc.hv_debt_ns += idle_hv_left;
         vc.bg_debt_ns = bg_left;
-        if let Some(debt) = refill_debt {
-            vc.refill_debt_ns = debt;
-        }
         vc.preempted = false;
         vc.preempted_in_kernel = false;
         vc.steal_preempted = false;

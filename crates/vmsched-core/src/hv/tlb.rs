@@ -48,7 +48,7 @@
 //!   no valid translations (flushed there, or it last ran on another pCPU) re-fills them, one
 //!   page walk per page of its working set up to the TLB's entries,
 //!   min(`working_set_kib` / 4, `tlb_entries`) x `tlb_walk_cycles` (`tlb_walks_ns`), charged
-//!   as stalled guest time with its cache refill (`World::thread_refill_ns`, the refill
+//!   as stalled guest time with its cache refill (`World::thread_refill`, the refill
 //!   debt, at a dispatch and at a guest thread switch alike); a thread that never ran owes
 //!   none, as for the cache refill. The power law keeps giving the capacity misses; after a
 //!   flush the footprint is the running thread's working set alone;
@@ -119,18 +119,14 @@ impl World {
     /// The page walks thread `t` owes when it starts on pCPU `p` with no valid translations
     /// there (flushed, or it last ran elsewhere): one per page of its working set, at most
     /// the TLB's entries, each `tlb_walk_cycles`; charged as stalled guest time with its cache
-    /// refill (`thread_refill_ns`) and counted on `p` (`Pcpu::tlb_walk_ns`). A thread that
+    /// refill (`thread_refill`) and counted on `p` as paid (`Pcpu::tlb_walk_ns`). A thread that
     /// never ran owes nothing, as for the cache refill; 0 with the flush off.
     pub(crate) fn tlb_walks_ns(&mut self, t: ThreadId, p: PcpuId) -> Ns {
         if !self.tlb_flush_enabled() {
             return 0;
         }
         match self.threads[t].tlb_touch {
-            Some(e) if !self.tlb.holds(e, p) => {
-                let ns = self.tlb_walks_all_ns(t);
-                self.pcpus[p].tlb_walk_ns += ns as f64;
-                ns
-            }
+            Some(e) if !self.tlb.holds(e, p) => self.tlb_walks_all_ns(t),
             _ => 0,
         }
     }

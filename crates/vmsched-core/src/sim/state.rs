@@ -62,11 +62,13 @@ pub struct Pcpu {
     /// The TLB stall within that compute (`hv::tlb`) (ns).
     pub tlb_stall_ns: f64,
     /// TLB flushes of this pCPU at full context switches and the page walks they cost the
-    /// threads that re-filled their translations here (`hv::tlb`, `tlb_walk_cycles`) (ns).
+    /// threads that re-filled their translations here (`hv::tlb`, `tlb_walk_cycles`), as paid
+    /// (ns).
     pub tlb_flushes: u64,
     pub tlb_walk_ns: f64,
-    /// Cache refills charged to threads dispatched here (`World::thread_refill_ns`), and
-    /// their part from memory (ns).
+    /// Cache refills paid by threads running here (`World::pay_refill`: the time a refill
+    /// debt took, not what a dispatch owed, part of which a cap may drop), and their part
+    /// from memory (ns).
     pub llc_refill_ns: f64,
     pub llc_refill_dram_ns: f64,
     /// Hypervisor costs charged here while they scale with the socket's CPI
@@ -125,6 +127,10 @@ pub struct Vcpu {
     /// Interrupts that arrived while descheduled; injected at the next dispatch.
     pub pending_irq: Vec<IrqWork>,
     pub refill_debt_ns: Ns,
+    /// Of the refill debt: the page walks (`hv::tlb`) and the cache part's misses to memory,
+    /// paid pro rata with it (`World::pay_refill`) (ns).
+    pub refill_debt_walks_ns: f64,
+    pub refill_debt_dram_ns: f64,
     pub halt_pending: bool,
     /// pv TLB flush deferred while preempted: flush when next dispatched.
     pub flush_pending: bool,
@@ -200,6 +206,8 @@ impl Vcpu {
             irq: VecDeque::new(),
             pending_irq: Vec::new(),
             refill_debt_ns: 0,
+            refill_debt_walks_ns: 0.0,
+            refill_debt_dram_ns: 0.0,
             halt_pending: false,
             flush_pending: false,
             online,
