@@ -1351,14 +1351,9 @@ workloads = [{{ kind = "server", role = "db", rate_per_s = 2000.0, threads = 1, 
     assert_eq!(run_text(&text(0), None).vms[0].exits["io"], 0);
 }
 
-/// The refill debt is capped (session 20, `hv::machine` `refill_debt_after`): a vCPU
-/// descheduled before it paid its thread's refill owes, at its next dispatch, what it still
-/// owed plus the new refill, but never more than the thread's whole working set from memory
-/// (and its page walks). Uncapped, a preempted ticket-lock holder given directed yields for
-/// moments at a time owed more with each dispatch and never reached its critical section
-/// (FlexCore's streamcluster, seed 2: the holder's cpu_down, and the ballooning, waited 13 s).
-#[test]
-fn a_vcpu_never_owes_more_than_its_threads_whole_refill() {
+/// A 1-vCPU hog alone on a 2-pCPU host with the cache refill on, run 5 ms: the simulation,
+/// its vCPU, the vCPU's thread and pCPU, and the thread's whole refill from memory (ns).
+fn hog_refill_world() -> (Simulation, VcpuId, ThreadId, PcpuId, Ns) {
     let text = r#"
         duration_ms = 100
         [host]
@@ -1377,6 +1372,18 @@ fn a_vcpu_never_owes_more_than_its_threads_whole_refill() {
     let (t, p) = (sim.w.vcpus[v].cur.unwrap(), sim.w.vcpus[v].running_on().unwrap());
     let ws = sim.w.threads[t].ws_kib;
     let whole = crate::host::refill_parts_ns(&sim.w.topo, &sim.w.costs, p, p, ws, 0.0, 0).0.round() as Ns;
+    (sim, v, t, p, whole)
+}
+
+/// The refill debt is capped (session 20, `hv::machine` `refill_debt_after`): a vCPU
+/// descheduled before it paid its thread's refill owes, at its next dispatch, what it still
+/// owed plus the new refill, but never more than the thread's whole working set from memory
+/// (and its page walks). Uncapped, a preempted ticket-lock holder given directed yields for
+/// moments at a time owed more with each dispatch and never reached its critical section
+/// (FlexCore's streamcluster, seed 2: the holder's cpu_down, and the ballooning, waited 13 s).
+#[test]
+fn a_vcpu_never_owes_more_than_its_threads_whole_refill() {
+    let (mut sim, v, t, p, whole) = hog_refill_world();
     assert!(whole > 1000, "the hog's working set costs a refill ({whole} ns)");
     sim.w.vcpus[v].refill_debt_ns = 0;
     assert_eq!(sim.w.refill_debt_after(v, t, p, 10), 10, "nothing owed: the new refill");
@@ -1399,24 +1406,7 @@ fn a_vcpu_never_owes_more_than_its_threads_whole_refill() {
 /// its whole refill again at each dispatch). The debt's part from memory goes with it.
 #[test]
 fn the_cache_accounting_counts_the_refill_paid_not_what_a_capped_debt_dropped() {
-    let text = r#"
-        duration_ms = 100
-        [host]
-        cores_per_socket = 2
-        [host.costs]
-        cache_refill_ns_per_mib = 134000
-        [[vms]]
-        vcpus = 1
-        [[vms.workloads]]
-        kind = "hog"
-        "#;
-    let sc = from_toml_str(text).unwrap();
-    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
-    sim.run_until(5 * NS_PER_MS).unwrap();
-    let v = 0;
-    let (t, p) = (sim.w.vcpus[v].cur.unwrap(), sim.w.vcpus[v].running_on().unwrap());
-    let ws = sim.w.threads[t].ws_kib;
-    let whole = crate::host::refill_parts_ns(&sim.w.topo, &sim.w.costs, p, p, ws, 0.0, 0).0.round() as Ns;
+    let (mut sim, v, t, p, whole) = hog_refill_world();
     // Owing the whole refill already, a vCPU owed it whole again (four moments' dispatches):
     // its debt stays the whole, and its part from memory with it.
     sim.w.vcpus[v].refill_debt_ns = 0;
