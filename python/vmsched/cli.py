@@ -195,24 +195,18 @@ def _overrides(texts: Sequence[str] | None) -> list:
 
 def _apply_to_scenario(sc, overrides: Sequence, source: str):
     """``vmsched run``'s ``--set``: every override must reach a field of the one scenario."""
-    from .overrides import OverrideError, apply
+    from .batch import Run
+    from .overrides import OverrideError, apply_overrides
     from .scenario import Scenario
 
     if not overrides:
         return sc
-    data = sc.to_dict()
-    for ov in overrides:
-        try:
-            data, n = apply(data, ov)
-        except OverrideError as e:
-            raise UsageError(f"{source}: {e}") from None
-        if not n:
-            raise UsageError(f"{source}: --set {ov}: the scenario has no field "
-                             f"{'.'.join(ov.path[:-1])}")
+    planned = {source: [Run("scenario", sc.to_dict())]}
     try:
-        return Scenario.from_dict(data)
-    except ScenarioError as e:
-        raise UsageError(f"{source}: after --set {', '.join(map(str, overrides))}: {e}") from None
+        apply_overrides(planned, overrides)
+    except OverrideError as e:
+        raise UsageError(str(e)) from None
+    return Scenario.from_dict(planned[source][0].scenario)
 
 
 def cmd_run(a: argparse.Namespace) -> int:

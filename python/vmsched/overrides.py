@@ -10,8 +10,8 @@ Every container on the path but the last must exist; the last field may be new (
 left at its default). Values are checked by the same validator as a scenario file, so a
 misspelt parameter or a wrong type fails with the field's path.
 
-``vmsched run`` applies each override to its one scenario; ``vmsched reproduce`` applies it to
-every run whose scenario has the path (a controller's parameter reaches only the runs with
+``vmsched run`` applies each override to its one scenario, which must have the path;
+``vmsched reproduce`` applies it to every run whose scenario has the path (a controller's parameter reaches only the runs with
 that controller; the baselines stay as they are) and reports the runs it reached. A reproduction
 run with overrides is exploratory: its report says so, and it is never the reference
 ``docs/reproductions.md``.
@@ -20,15 +20,19 @@ run with overrides is exploratory: its report says so, and it is never the refer
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from .batch import Run
 
 try:
     import tomllib
 except ImportError:  # Python < 3.11
     import tomli as tomllib
 
-__all__ = ["Override", "OverrideError", "parse", "apply"]
+__all__ = ["Override", "OverrideError", "parse", "apply", "apply_overrides"]
 
 
 class OverrideError(ValueError):
@@ -104,6 +108,41 @@ def _set(node: Any, path: tuple[str, ...], ov: Override, at: tuple[str, ...]) ->
             return len(keys)
         return sum(_set(node[k], rest, ov, at + (k,)) for k in keys if k in node)
     return 0
+
+
+def apply_overrides(planned: dict[str, list["Run"]],
+                    overrides: Sequence[Override | str]) -> list[str]:
+    """Apply each override to every planned run whose scenario has its path (in place; runs
+    grouped by name, e.g. by reproduction), check the changed scenarios, and describe where
+    each landed ("KEY=VALUE: 6 of 24 runs"). Raises :class:`OverrideError` for an override
+    that reaches no run or leaves a scenario invalid. An override may be given as its
+    ``"KEY=VALUE"`` text."""
+    from .errors import ScenarioError
+    from .scenario import Scenario
+
+    overrides = [ov if isinstance(ov, Override) else parse(ov) for ov in overrides]
+    total = sum(len(runs) for runs in planned.values())
+    reached = {ov.text: 0 for ov in overrides}
+    for name, runs in planned.items():
+        for i, run in enumerate(runs):
+            sc, changed = run.scenario, False
+            for ov in overrides:
+                sc, n = apply(sc, ov)
+                if n:
+                    reached[ov.text] += 1
+                    changed = True
+            if changed:
+                try:
+                    Scenario.from_dict(sc)
+                except ScenarioError as e:
+                    raise OverrideError(f"--set {', '.join(map(str, overrides))}: run "
+                                        f"{run.label} of {name}: {e}") from None
+                runs[i] = dataclasses.replace(run, scenario=sc)
+    for ov in overrides:
+        if not reached[ov.text]:
+            raise OverrideError(f"--set {ov}: no run of {', '.join(planned)} has the field "
+                                f"{'.'.join(ov.path[:-1]) or ov.path[0]} (nothing was run)")
+    return [f"{t}: {n} of {total} runs" for t, n in reached.items()]
 
 
 def _where(at: tuple[str, ...]) -> str:

@@ -8,14 +8,12 @@ simulates every run (in parallel, identical runs once), measures, judges against
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import time
 from pathlib import Path
 from typing import Sequence
 
-from .. import overrides as _overrides
-from ..overrides import Override, OverrideError
+from ..overrides import Override, apply_overrides
 from .core import Claim, Outcome, Quantity, Reproduction, Run, judge, seed_spread
 
 __all__ = ["Reproduction", "Run", "Quantity", "Claim", "Outcome", "registry", "reproduce",
@@ -83,40 +81,6 @@ def reproduce(repros: Sequence[Reproduction], quick: bool = False, out: str | Pa
 
         write_report(outcomes, Path(out), quick=quick, wall_s=wall, overrides=applied)
     return outcomes
-
-
-def apply_overrides(planned: dict[str, list[Run]],
-                    overrides: Sequence[Override | str]) -> list[str]:
-    """Apply each override to every planned run whose scenario has its path (in place), check
-    the changed scenarios, and describe where each landed ("KEY=VALUE: 6 of 24 runs"). Raises
-    :class:`OverrideError` for an override that reaches no run or leaves a scenario invalid.
-    An override may be given as its ``"KEY=VALUE"`` text."""
-    from ..errors import ScenarioError
-    from ..scenario import Scenario
-
-    overrides = [ov if isinstance(ov, Override) else _overrides.parse(ov) for ov in overrides]
-    total = sum(len(runs) for runs in planned.values())
-    reached = {ov.text: 0 for ov in overrides}
-    for name, runs in planned.items():
-        for i, run in enumerate(runs):
-            sc, changed = run.scenario, False
-            for ov in overrides:
-                sc, n = _overrides.apply(sc, ov)
-                if n:
-                    reached[ov.text] += 1
-                    changed = True
-            if changed:
-                try:
-                    Scenario.from_dict(sc)
-                except ScenarioError as e:
-                    raise OverrideError(f"--set {', '.join(map(str, overrides))}: run "
-                                        f"{run.label} of {name}: {e}") from None
-                runs[i] = dataclasses.replace(run, scenario=sc)
-    for ov in overrides:
-        if not reached[ov.text]:
-            raise OverrideError(f"--set {ov}: no run of {', '.join(planned)} has the field "
-                                f"{'.'.join(ov.path[:-1]) or ov.path[0]} (nothing was run)")
-    return [f"{t}: {n} of {total} runs" for t, n in reached.items()]
 
 
 def _write_runs(folder: Path, by_label: dict) -> None:

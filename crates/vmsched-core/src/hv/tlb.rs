@@ -121,7 +121,7 @@ impl World {
     /// the TLB's entries, each `tlb_walk_cycles`; charged as stalled guest time with its cache
     /// refill (`thread_refill`) and counted on `p` as paid (`Pcpu::tlb_walk_ns`). A thread that
     /// never ran owes nothing, as for the cache refill; 0 with the flush off.
-    pub(crate) fn tlb_walks_ns(&mut self, t: ThreadId, p: PcpuId) -> Ns {
+    pub(crate) fn tlb_walks_ns(&self, t: ThreadId, p: PcpuId) -> Ns {
         if !self.tlb_flush_enabled() {
             return 0;
         }
