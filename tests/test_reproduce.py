@@ -209,6 +209,19 @@ def test_seed_spread_is_the_jackknife_standard_error_over_the_seeds_a_quantity_a
     assert measure(r) == full, "the passes leave no seed out afterwards"
 
 
+def test_a_run_labelled_with_a_seed_simulates_that_seed():
+    """``label@N`` means simulation seed N to the report's 'over seeds' column
+    (core.seed_of); no reproduction may use it for anything else (a phase, a size)."""
+    from vmsched.reproduce.core import seed_of
+    for repro in rp.registry().values():
+        for quick in (True, False):
+            for run in repro.runs(quick):
+                s = seed_of(run.label)
+                if s is not None:
+                    simulated = run.seed if run.seed is not None else run.scenario.get("seed")
+                    assert simulated == s, f"{repro.name}: {run.label} simulates seed {simulated}"
+
+
 def test_cli_errors_name_the_problem(cli):
     r = cli("reproduce")
     assert r.code == 2 and "--all" in r.err

@@ -416,13 +416,14 @@ def _t1011_runs(quick: bool) -> list[Run]:
         for key, pattern, delays in PATTERNS:
             for j, phase in enumerate(_phases_ms(delays)):
                 bg = {"period_ms": PERIOD_MS, "delays_ms": delays, "pattern": pattern, "phase_ms": phase}
-                runs.append(Run(f"{wl_name}-{key}@{j}", vm_scenario(f"{wl_name}-{key}", wl, SAME, bg)))
+                runs.append(Run(f"{wl_name}-{key}-phase{j}", vm_scenario(f"{wl_name}-{key}", wl, SAME, bg)))
     return runs
 
 
 def _pattern_ms(r: Mapping[str, Any], label: str) -> float:
-    """A pattern's completion time: the mean over its runs' phases (:data:`PHASE_FRACTIONS`)."""
-    return sum(done_ms(r, f"{label}@{j}") for j in range(len(PHASE_FRACTIONS))) / len(PHASE_FRACTIONS)
+    """A pattern's completion time: the mean over its runs' phases (:data:`PHASE_FRACTIONS`),
+    labelled ``-phase<j>``: not ``@j``, which labels a simulation seed (``core.seed_of``)."""
+    return sum(done_ms(r, f"{label}-phase{j}") for j in range(len(PHASE_FRACTIONS))) / len(PHASE_FRACTIONS)
 
 
 def _t1011_measure(r: Mapping[str, Any]) -> dict[str, float]:
