@@ -49,6 +49,12 @@ def test_run_set_changes_the_scenario_before_it_runs(cli, tiny_toml, tmp_path):
     assert s["scenario"]["hypervisor"]["params"]["tslice_ms"] == 10
 
 
+def test_run_set_with_a_wrong_value_names_the_field_not_a_json_position(cli, tiny_toml):
+    r = cli("run", tiny_toml.name, "--set", "vms.0.vcpus=many")
+    assert r.code == 2 and "vms[0].vcpus" in r.err and tiny_toml.name in r.err, r
+    assert "column" not in r.err, r
+
+
 def test_run_quiet_prints_nothing(cli, tiny_toml):
     r = cli("run", tiny_toml.name, "--quiet", "--check")
     assert r.code == 0 and r.out == "", r
@@ -68,9 +74,11 @@ def test_run_quiet_prints_nothing(cli, tiny_toml):
     (["run", "X", "--set", "hypervisor.params.tslce_ms=10"], "hypervisor.params.tslce_ms"),
     (["run", "X", "--set", "vms.*.vcpus=many"], "vms[0].vcpus"),
     (["run", "X", "--set", "controller.params.ratio=0.9"], "controller.params"),
+    (["run", "X", "--set", "vms.7.vcpus=2"], "X"),
 ])
 def test_bad_flags_exit_2_in_one_line(cli, tiny_toml, args, needle):
     args = [tiny_toml.name if a == "X" else a for a in args]
+    needle = tiny_toml.name if needle == "X" else needle
     r = cli(*args)
     assert r.code == 2, r
     assert "Traceback" not in r.text, r

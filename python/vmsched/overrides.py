@@ -76,11 +76,22 @@ def _value(raw: str) -> Any:
 def apply(scenario: Mapping[str, Any], ov: Override) -> tuple[dict, int]:
     """A deep copy of ``scenario`` with ``ov`` applied, and the number of fields it set (0 when
     the scenario lacks a container on the path). A list index out of range is an error."""
+    try:
+        return _apply(scenario, ov)
+    except _PathError as e:
+        raise OverrideError(f"--set {ov}: {e}") from None
+
+
+def _apply(scenario: Mapping[str, Any], ov: Override) -> tuple[dict, int]:
     data = copy.deepcopy(dict(scenario))
-    return data, _set(data, ov.path, ov, ())
+    return data, _set(data, ov.path, ov.value, ())
 
 
-def _set(node: Any, path: tuple[str, ...], ov: Override, at: tuple[str, ...]) -> int:
+class _PathError(OverrideError):
+    """A path that cannot be followed (the caller says which override and which scenario)."""
+
+
+def _set(node: Any, path: tuple[str, ...], value: Any, at: tuple[str, ...]) -> int:
     seg, rest = path[0], path[1:]
     if isinstance(node, list):
         if seg == "*":
@@ -89,24 +100,23 @@ def _set(node: Any, path: tuple[str, ...], ov: Override, at: tuple[str, ...]) ->
             try:
                 i = int(seg)
             except ValueError:
-                raise OverrideError(f"--set {ov}: {_where(at)} is a list; index it with a "
-                                    f"number or '*', not {seg!r}") from None
+                raise _PathError(f"{_where(at)} is a list; index it with a number or '*', "
+                                 f"not {seg!r}") from None
             if not 0 <= i < len(node):
-                raise OverrideError(f"--set {ov}: {_where(at)} has {len(node)} elements, "
-                                    f"no index {i}")
+                raise _PathError(f"{_where(at)} has {len(node)} elements, no index {i}")
             idxs = [i]
         if not rest:
             for i in idxs:
-                node[i] = copy.deepcopy(ov.value)
+                node[i] = copy.deepcopy(value)
             return len(idxs)
-        return sum(_set(node[i], rest, ov, at + (str(i),)) for i in idxs)
+        return sum(_set(node[i], rest, value, at + (str(i),)) for i in idxs)
     if isinstance(node, dict):
         keys = list(node) if seg == "*" else [seg]
         if not rest:
             for k in keys:
-                node[k] = copy.deepcopy(ov.value)
+                node[k] = copy.deepcopy(value)
             return len(keys)
-        return sum(_set(node[k], rest, ov, at + (k,)) for k in keys if k in node)
+        return sum(_set(node[k], rest, value, at + (k,)) for k in keys if k in node)
     return 0
 
 
@@ -127,7 +137,10 @@ def apply_overrides(planned: dict[str, list["Run"]],
         for i, run in enumerate(runs):
             sc, changed = run.scenario, False
             for ov in overrides:
-                sc, n = apply(sc, ov)
+                try:
+                    sc, n = _apply(sc, ov)
+                except _PathError as e:
+                    raise OverrideError(f"--set {ov}: {_run_of(run.label, name)}: {e}") from None
                 if n:
                     reached[ov.text] += 1
                     changed = True
@@ -135,14 +148,18 @@ def apply_overrides(planned: dict[str, list["Run"]],
                 try:
                     Scenario.from_dict(sc)
                 except ScenarioError as e:
-                    raise OverrideError(f"--set {', '.join(map(str, overrides))}: run "
-                                        f"{run.label} of {name}: {e}") from None
+                    raise OverrideError(f"--set {', '.join(map(str, overrides))}: "
+                                        f"{_run_of(run.label, name)}: {e}") from None
                 runs[i] = dataclasses.replace(run, scenario=sc)
     for ov in overrides:
         if not reached[ov.text]:
             raise OverrideError(f"--set {ov}: no run of {', '.join(planned)} has the field "
                                 f"{'.'.join(ov.path[:-1]) or ov.path[0]} (nothing was run)")
     return [f"{t}: {n} of {total} runs" for t, n in reached.items()]
+
+
+def _run_of(label: str, group: str) -> str:
+    return f"run {label} of {group}"
 
 
 def _where(at: tuple[str, ...]) -> str:

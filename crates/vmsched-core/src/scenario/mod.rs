@@ -706,12 +706,20 @@ pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
 }
 
 /// Parse a JSON scenario (the Python front end builds these); errors name the field path.
+/// A wrong value is named by its path alone: its line and column in JSON that the front end
+/// serialised would point nowhere the user wrote. Syntax errors keep them.
 pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let sc: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let msg = inner.to_string();
+        let mut msg = inner.to_string();
+        if inner.is_data() {
+            let at = format!(" at line {} column {}", inner.line(), inner.column());
+            if let Some(m) = msg.strip_suffix(&at) {
+                msg = m.to_string();
+            }
+        }
         ScenarioError::new(if path == "." { String::new() } else { path }, msg)
     })?;
     validate(&sc)?;

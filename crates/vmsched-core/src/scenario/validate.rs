@@ -1381,6 +1381,18 @@ threads = 2
     }
 
     #[test]
+    fn a_wrong_value_in_json_is_named_by_its_path_without_a_position() {
+        let sc = accepted(FULL);
+        let mut v: serde_json::Value = serde_json::to_value(&sc).unwrap();
+        v["vms"][0]["vcpus"] = serde_json::json!("abc");
+        let e = from_json_str(&v.to_string()).unwrap_err();
+        assert_eq!(e.path, "vms[0].vcpus");
+        assert!(!e.to_string().contains("line"), "`{e}`");
+        let syntax = from_json_str("{\"name\": ").unwrap_err();
+        assert!(syntax.to_string().contains("line 1"), "a syntax error keeps its place: `{syntax}`");
+    }
+
+    #[test]
     fn minimal_scenario_passes() {
         accepted(&one_vm(&format!("vcpus = 1\n{HOG}")));
     }
