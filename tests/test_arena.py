@@ -103,3 +103,21 @@ def test_bad_user_contenders_get_errors_naming_the_field(cli, tmp_path):
     (tmp_path / "dup.toml").write_text('[[contender]]\nname = "cfs"\nscheduler = "cfs"\n')
     r = cli("arena", "--contenders", "dup.toml", "--list")
     assert r.code == 2 and "already taken" in r.err
+
+
+def test_arena_set_changes_every_run_that_has_the_field_and_the_report_says_so(cli, tmp_path):
+    r = cli("arena", "--quiet", "--out", "out", "--only", "fairness", "--only", "credit",
+            "--only", "dp", "--set", "vms.*.vcpus=1")
+    assert r.code == 0, r
+    assert "--set vms.*.vcpus=1: 2 of 2 runs" in r.out
+    for name in ("credit", "dp"):
+        summary = json.loads((tmp_path / "out" / "fairness" / f"{name}.json").read_text())
+        assert {vm["vcpus"] for vm in summary["scenario"]["vms"]} == {1}
+    assert "vms.*.vcpus=1: 2 of 2 runs" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_arena_set_that_a_contender_refuses_names_the_run_and_runs_nothing(cli, tmp_path):
+    r = cli("arena", "--quiet", "--out", "out", "--only", "fairness", "--only", "credit*",
+            "--set", "hypervisor.params.tslice_ms=10")
+    assert r.code == 2 and "fairness/credit2" in r.err and "tslice_ms" in r.err, r
+    assert len(r.err.strip().splitlines()) == 1 and not (tmp_path / "out").exists(), r

@@ -377,6 +377,7 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
 def cmd_arena(a: argparse.Namespace) -> int:
     from . import arena
 
+    overrides = _overrides(a.set)
     contenders = list(arena.CONTENDERS)
     if a.contenders:
         contenders += arena.load_contenders(a.contenders)
@@ -402,15 +403,23 @@ def cmd_arena(a: argparse.Namespace) -> int:
         print()
         print(format_table(["scenario", "file", "what"], [[s.name, s.path.name, s.what] for s in scenarios]))
         return 0
+    from .overrides import OverrideError
+
     out = Path(a.out)
-    table = arena.run_arena(scenarios, contenders, jobs=a.jobs, progress=not a.quiet, out=out)
+    try:
+        table = arena.run_arena(scenarios, contenders, jobs=a.jobs, progress=not a.quiet, out=out,
+                                overrides=overrides)
+    except OverrideError as e:
+        raise UsageError(str(e)) from None
+    for line in arena.run_arena.last_overrides:
+        print(f"--set {line}")
     for s in scenarios:
         cells = table[s.name]
         key = arena.primary(s, cells)
         print(f"\n{s.name}: {s.what} (rank by {arena.COLUMNS[key][0]})")
         print(format_table(arena.HEADERS, arena.rows(cells)))
     print("\noverall (mean rank): " + ", ".join(f"{k} {v:.2f}" for k, v in arena.overall(table)))
-    report = arena.write_report(scenarios, contenders, table, out)
+    report = arena.write_report(scenarios, contenders, table, out, arena.run_arena.last_overrides)
     print(f"report: {report} and {out / 'report.md'}")
     return 0
 
@@ -494,6 +503,9 @@ def build_parser() -> argparse.ArgumentParser:
     ar.add_argument("--metric", metavar="KEY", help="primary metric of the added scenarios "
                     "(completion_ms, throughput_ops_s, p99_ms, lag_pct, spin_pct, "
                     "ctxsw_per_pcpu_s, migrations)")
+    ar.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="change a field in every run that has it, the contender applied, e.g. "
+                    "vms.*.vcpus=8 (a TOML value; repeatable)")
     ar.add_argument("--only", action="append", metavar="GLOB",
                     help="only contenders / scenarios whose name matches (repeatable)")
     ar.add_argument("--jobs", "-j", type=_positive_int, metavar="N",
