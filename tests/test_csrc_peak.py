@@ -1,7 +1,7 @@
 """The compliant peak of the csrc reproductions (python/vmsched/reproduce/csrc.py): the monotone
 fit, the crossing of the QoS limit by the total response (and, under the per-role reading, by
-each role) on a synthetic response table, the sweep's mode, and the
-premise of the warm-up twins (a shorter run with the same seed is the longer run's beginning)."""
+each role) on a synthetic response table, the sweep's mode, and the warm-up (the requests it
+leaves out are those a run of its length with the same seed completes)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ def test_monotone_fit_pools_a_violating_pair_into_its_weighted_mean():
 
 def _table(means: dict[tuple[str, int, str], float], spread_ms: float = 0.01) -> dict:
     """Synthetic results: every (config, tiles, role) answers ``means`` on average over the
-    seeds, seed s at mean +/- spread (alternating), one VM per role, 1000 requests after an
-    empty warm-up twin."""
+    seeds, seed s at mean +/- spread (alternating), one VM per role, 1000 requests after the
+    warm-up."""
     roles = csrc.QOS_ROLES
     sc_vms = [{"workloads": [{"role": role}]} for role in roles]
     r = {}
@@ -43,9 +43,6 @@ def _table(means: dict[tuple[str, int, str], float], spread_ms: float = 0.01) ->
                                            "mean_ms": means[(config, tiles, role)] + sign * spread_ms}}
                    for k, role in enumerate(roles)]
             r[lab] = SimpleNamespace(summary={"vms": vms, "scenario": {"vms": sc_vms}})
-            r[csrc.warmup_label(lab)] = SimpleNamespace(summary={
-                "vms": [{"vm": k, "requests": {"count": 0, "mean_ms": 0.0}} for k in range(len(roles))],
-                "scenario": {"vms": sc_vms}})
     return r
 
 
@@ -128,26 +125,22 @@ def test_a_sweep_with_a_missing_run_is_an_error_not_a_shorter_sweep():
         csrc.sweep_of(full, (8, 9, 10, 11), (8, 9), ("csrc",))
 
 
-def test_a_warm_up_twin_is_the_beginning_of_its_run():
-    """csrc.role_response_ms subtracts the requests of a run of WARMUP_MS with the same seed:
-    they must be exactly those the longer run completed by then."""
-    from vmsched import _core
-
-    tiles, warmup_ms, run_ms = 2, 100.0, 250.0
-    long_sc = csrc.scenario(tiles, "original", run_ms)
-    short_sc = csrc.scenario(tiles, "original", warmup_ms)
+def test_the_warm_up_leaves_out_the_requests_a_run_of_its_length_completes():
+    """csrc's runs count the requests completed after WARMUP_MS (the scenario's
+    ``warmup_ms``): every one of the whole run's but those a run of the warm-up's length, with
+    the same seed, completed."""
+    tiles, run_ms = 2, csrc.WARMUP_MS + 150.0
+    measured = csrc.scenario(tiles, "original", run_ms)
+    assert measured["warmup_ms"] == csrc.WARMUP_MS
+    whole = {k: v for k, v in measured.items() if k != "warmup_ms"}
+    first = dict(whole, duration_ms=csrc.WARMUP_MS)
     seed = csrc.SEEDS[0]
-    sim = _core.Simulation(json.dumps(long_sc), None, seed, False)
-    sim.run_until(int(warmup_ms * 1e6))
-    prefix = json.loads(sim.results_json())["vms"]
-    short = json.loads(_run(short_sc, seed))["vms"]
-    sim.run_until(sim.horizon_ns)
-    full = json.loads(sim.results_json())["vms"]
-    got = [(v["requests"]["count"], v["requests"]["mean_ms"]) for v in short]
-    assert sum(n for n, _ in got) > 0
-    assert got == [(v["requests"]["count"], v["requests"]["mean_ms"]) for v in prefix]
-    # ...and the longer run goes on completing requests after the warm-up.
-    assert sum(v["requests"]["count"] for v in full) > sum(n for n, _ in got)
+    got = [json.loads(_run(sc, seed))["vms"] for sc in (measured, whole, first)]
+    count = [sum(v["requests"]["count"] for v in vms) for vms in got]
+    total = [sum(v["requests"]["count"] * v["requests"]["mean_ms"] for v in vms) for vms in got]
+    assert count[2] > 0 and count[0] > 0
+    assert count[0] == count[1] - count[2]
+    assert total[0] == pytest.approx(total[1] - total[2], rel=1e-9)
 
 
 def _run(sc: dict, seed: int) -> str:
@@ -190,17 +183,19 @@ def test_the_hypervisor_costs_are_stated_at_the_cpi_they_see_at_the_originals_pe
 def _pl_summary(compute_ns: float, irq_ns: tuple[float, ...], hv_ns: float,
                 requests: tuple[int, ...], refill_ns: float = 0.0) -> dict:
     """A run summary with the path length's inputs: one VM per entry of ``irq_ns`` and
-    ``requests``; cache refills (a stall) only to show they count nothing."""
+    ``requests`` (a quarter of them within the warm-up, ``warmup_count``); cache refills (a
+    stall) only to show they count nothing."""
     vms = [{"guest_ns": {"irq": i, "useful": 0, "cache_refill": refill_ns, "hv": 5e6},
-            "requests": {"count": n, "mean_ms": 1.0}} for i, n in zip(irq_ns, requests)]
+            "requests": {"count": n - n // 4, "warmup_count": n // 4, "mean_ms": 1.0}}
+           for i, n in zip(irq_ns, requests)]
     return {"totals": {"guest_compute_work_ns": compute_ns, "hv_work_ns": hv_ns}, "vms": vms}
 
 
 def test_the_path_length_is_the_instructions_of_guest_and_hypervisor_per_request():
     """Seed 001's path length (§4.1, Equation 1: instructions per transaction): guest compute's
     work 300 ms, the guest's interrupt handlers 12 + 8 = 20 ms, the hypervisor's work at CPI
-    factor 1 80 ms, 400 ms of work over 1000 + 1000 requests of two VMs: 200 µs per request
-    (refills and the hypervisor's time as charged, at its CPI, are not instructions: they add
+    factor 1 80 ms, 400 ms of work over 1000 + 1000 requests of two VMs, the warm-up's
+    included (the instructions are the whole run's too): 200 µs per request (refills and the hypervisor's time as charged, at its CPI, are not instructions: they add
     nothing). A second seed with twice the requests and the same work gives 100 µs, so the
     mean over the seeds alternating the two is 150 µs."""
     one = _pl_summary(300e6, (12e6, 8e6), 80e6, (1000, 1000), refill_ns=50e6)

@@ -84,14 +84,9 @@ def build(p: P, tiles: int, ms: float) -> dict:
     return csrc.scenario(tiles, "original", ms, fitted=lambda key: values.get(key, fitted(key)))
 
 
-def simulate(p: P, tiles_list, warmup=False) -> dict:
-    runs = []
-    for t in tiles_list:
-        for s in SEEDS:
-            lab = f"{csrc.label(t, 'original')}@{s}"
-            runs.append(Run(lab, build(p, t, MS), seed=s))
-            if warmup:
-                runs.append(Run(csrc.warmup_label(lab), build(p, t, csrc.WARMUP_MS), seed=s))
+def simulate(p: P, tiles_list) -> dict:
+    runs = [Run(f"{csrc.label(t, 'original')}@{s}", build(p, t, MS), seed=s)
+            for t in tiles_list for s in SEEDS]
     res = simulate_all(runs, jobs=2, progress=False)
     return {run.label: res[run.key()] for run in runs}
 
@@ -174,7 +169,7 @@ def solve(p: P, steps: int, d: float = 0.7, log=print):
 
 
 def growths(p: P, log=print) -> dict:
-    r = simulate(p, [1, 9], warmup=True)
+    r = simulate(p, [1, 9])
     l1, l9 = csrc.label(1, "original"), csrc.label(9, "original")
     g = {k: mean(r, l9, key) / mean(r, l1, key)
          for k, key in (("cpi", "llc_cpi_factor"), ("llc", "llc_miss_rate_rel"), ("tlb", "tlb_miss_rate_rel"))

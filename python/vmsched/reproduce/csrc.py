@@ -303,9 +303,10 @@ FULL_MS = 3000.0
 QUICK_MS = 1000.0
 
 #: Response times are measured after this warm-up (module docstring: the original's mail
-#: server answers 15-25 % slower in its first 400 ms than afterwards). Each run has a twin of
-#: this length with the same seed, which is exactly the run's beginning (the simulation does
-#: not depend on its duration before it ends), and the requests it completed are subtracted.
+#: server answers 15-25 % slower in its first 400 ms than afterwards): the scenario's
+#: ``warmup_ms``, which leaves the requests completed by then out of the request summaries.
+#: (Until session 28 each run had a twin of this length with the same seed whose requests were
+#: subtracted; the same requests, at a seventh of the simulation.)
 WARMUP_MS = 500.0
 
 
@@ -344,6 +345,7 @@ def scenario(tiles: int, config: str, duration_ms: float,
     sc["host"]["cores_per_socket"] = THREADS_PER_SOCKET
     sc["vms"] = tile_vms(tiles, sc["vms"])
     sc["duration_ms"] = duration_ms
+    sc["warmup_ms"] = WARMUP_MS
     # Xen switches lazily (session 14; core.XEN_HOST_PARAMS): a switch to the idle vCPU keeps
     # the previous vCPU's state, and that vCPU comes back without a state switch; the full
     # switch's cost is fitted to Table 1's switching share on the original
@@ -454,12 +456,6 @@ def label(tiles: int, config: str) -> str:
     return f"{config}-{tiles}t"
 
 
-def warmup_label(lab: str) -> str:
-    """The label of run ``lab``'s warm-up twin (``config-Nt@seed`` → ``config-Nt-warmup@seed``)."""
-    name, seed = lab.split("@")
-    return f"{name}-warmup@{seed}"
-
-
 def run_ms(tiles: int, config: str, quick: bool) -> float:
     """A run's length: the QoS limit's runs (the original at its peak) are full length in
     the quick mode too, since the limit is the noisiest number of the peak judgement (module
@@ -468,27 +464,24 @@ def run_ms(tiles: int, config: str, quick: bool) -> float:
 
 
 def _runs(tiles: tuple[int, ...], configs, quick: bool) -> list[Run]:
-    return [run for t in tiles for c in configs for s in SEEDS
-            for run in (Run(f"{label(t, c)}@{s}", scenario(t, c, run_ms(t, c, quick)), seed=s),
-                        Run(warmup_label(f"{label(t, c)}@{s}"), scenario(t, c, WARMUP_MS), seed=s))]
+    return [Run(f"{label(t, c)}@{s}", scenario(t, c, run_ms(t, c, quick)), seed=s)
+            for t in tiles for c in configs for s in SEEDS]
 
 
 def sweep_of(r: Mapping[str, Any], full: tuple[int, ...], quick: tuple[int, ...],
              configs) -> tuple[int, ...]:
     """The loads that results ``r`` hold for ``configs`` (each load with every seed of
-    :data:`SEEDS` and its warm-up twin): ``full`` or ``quick``, the reproduction's two sweeps.
-    Anything else (a run missing, or a mix of the two) is an error, not a shorter sweep."""
+    :data:`SEEDS`): ``full`` or ``quick``, the reproduction's two sweeps. Anything else (a run
+    missing, or a mix of the two) is an error, not a shorter sweep."""
     def has(t: int) -> bool:
-        return all(f"{label(t, c)}@{s}" in r and warmup_label(f"{label(t, c)}@{s}") in r
-                   for c in configs for s in SEEDS)
+        return all(f"{label(t, c)}@{s}" in r for c in configs for s in SEEDS)
 
     present = tuple(t for t in sorted(set(full) | set(quick)) if has(t))
     for sweep in (full, quick):
         if present == tuple(sorted(sweep)):
             return sweep
-    raise KeyError(f"csrc: the results hold loads {present} (every seed of {SEEDS} and its "
-                   f"warm-up twin) for {list(configs)}, neither the full sweep {full} nor the "
-                   f"quick sweep {quick}")
+    raise KeyError(f"csrc: the results hold loads {present} (every seed of {SEEDS}) for "
+                   f"{list(configs)}, neither the full sweep {full} nor the quick sweep {quick}")
 
 
 #: the mean of a measure over :data:`SEEDS` (``core.mean_over_seeds``).
@@ -522,10 +515,16 @@ def busy(r: Mapping[str, Any], lab: str) -> float:
     return 1.0 - totals(r, lab)["idle_fraction"]
 
 
+def completed_requests(s: Mapping[str, Any]) -> int:
+    """Every request run summary ``s`` completed, the warm-up's included (``warmup_count``)."""
+    return sum(v["requests"]["count"] + v["requests"]["warmup_count"] for v in s["vms"])
+
+
 @over_seeds
 def throughput_per_s(r: Mapping[str, Any], lab: str) -> float:
+    """Requests completed per second over the whole run."""
     s = r[lab].summary
-    return sum(v["requests"]["count"] for v in s["vms"]) / (s["sim_time_ns"] / 1e9)
+    return completed_requests(s) / (s["sim_time_ns"] / 1e9)
 
 
 def role_of(vm: Mapping[str, Any], scenario_vms: list) -> str:
@@ -579,7 +578,7 @@ def path_length_us(r: Mapping[str, Any], lab: str, part: str | None = None) -> f
     s = r[lab].summary
     parts = path_length_parts_ns(s)
     ns = parts[part] if part is not None else sum(parts.values())
-    n = sum(v["requests"]["count"] for v in s["vms"])
+    n = completed_requests(s)
     return math.nan if n == 0 else ns / n / 1e3
 
 
@@ -594,10 +593,9 @@ def _requests(r: Mapping[str, Any], lab: str, role: str) -> tuple[int, float]:
 @over_seeds
 def role_response_ms(r: Mapping[str, Any], lab: str, role: str) -> float:
     """One QoS role's mean response time (request-weighted over the tiles), over the requests
-    completed after the warm-up (:data:`WARMUP_MS`): the run's less its warm-up twin's."""
+    completed after the warm-up (:data:`WARMUP_MS`, the scenario's ``warmup_ms``)."""
     n, total_ms = _requests(r, lab, role)
-    n0, total0_ms = _requests(r, warmup_label(lab), role)
-    return math.nan if n == n0 else (total_ms - total0_ms) / (n - n0)
+    return math.nan if n == 0 else total_ms / n
 
 
 def first_crossing(pts: list[tuple[int, float]], limit: float) -> float | None:

@@ -38,8 +38,10 @@ pub struct Arrivals {
 pub struct VmRequests {
     pub ports: Vec<Port>,
     pub sources: Vec<Arrivals>,
-    /// Response time of every finished request, in completion order.
+    /// Response time of every finished request after the warm-up, in completion order.
     pub response_ns: Vec<Ns>,
+    /// Requests finished within the warm-up (left out of `response_ns`).
+    pub warmup_count: u64,
 }
 
 impl Arrivals {
@@ -102,11 +104,17 @@ impl World {
         }
     }
 
-    /// `respond`: record the response time of the thread's current request.
+    /// `respond`: record the response time of the thread's current request (unless it
+    /// completes within the warm-up, `Scenario::warmup_ms`: at or before its end, as a run
+    /// that lasted only the warm-up would have counted it).
     pub(crate) fn request_respond(&mut self, t: ThreadId) {
         if let Some(arrived) = self.threads[t].request_since.take() {
             let now = self.now();
             let vm = self.threads[t].vm;
+            if self.requests_warmup_ns.map_or(false, |w| now <= w) {
+                self.vms[vm].requests.warmup_count += 1;
+                return;
+            }
             self.vms[vm].requests.response_ns.push(now - arrived);
         }
     }

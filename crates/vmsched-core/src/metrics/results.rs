@@ -70,6 +70,9 @@ pub struct RequestSummary {
     pub mean_ms: f64,
     pub p50_ms: f64,
     pub p99_ms: f64,
+    /// Requests completed within the warm-up (`Scenario::warmup_ms`), which the others leave
+    /// out: `count + warmup_count` is every request the run completed.
+    pub warmup_count: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -251,7 +254,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             vipi_latency: vm.vipi_latency.summary(),
             requests: {
                 let (count, mean_ms, p50_ms, p99_ms) = crate::guest::requests::summary(&vm.requests.response_ns);
-                RequestSummary { count, mean_ms, p50_ms, p99_ms }
+                RequestSummary { count, mean_ms, p50_ms, p99_ms, warmup_count: vm.requests.warmup_count }
             },
             marks: vm
                 .marks

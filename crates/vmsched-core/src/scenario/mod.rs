@@ -63,6 +63,12 @@ pub struct Scenario {
     /// What ends the run before its horizon (`StopRule`).
     #[serde(default, skip_serializing_if = "StopRule::is_default")]
     pub stop: StopRule,
+    /// Client requests completed by this much simulated time are left out of the request
+    /// summaries (`vms[].requests`), so they describe the steady state after a warm-up, as a
+    /// benchmark's measurement interval follows its ramp-up (SPECvirt_sc2010's harness runs a
+    /// ramp-up and warm-up before it measures). Every other metric covers the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_ms: Option<f64>,
     pub host: HostSpec,
     #[serde(default)]
     pub hypervisor: HypervisorSpec,

@@ -83,6 +83,17 @@ pub fn validate_with(sc: &Scenario, schedulers: &[&str]) -> Res {
         check_time_ms("duration_ms", d)?;
     }
     check_time_ms("max_duration_ms", sc.max_duration_ms)?;
+    if let Some(w) = sc.warmup_ms {
+        check_time_ms("warmup_ms", w)?;
+        let (horizon, which) = match sc.duration_ms {
+            Some(d) => (d, "duration_ms"),
+            None => (sc.max_duration_ms, "max_duration_ms"),
+        };
+        if w >= horizon {
+            return err("warmup_ms", format!("must end before the run does ({which} = {horizon}), got {w}: \
+                                             no request would be measured"));
+        }
+    }
     let host = check_host(&sc.host)?;
     if let Some(bg) = &sc.host.background {
         crate::hv::background::validate(bg, host.n_pcpus)?;
@@ -1390,6 +1401,15 @@ threads = 2
         assert!(!e.to_string().contains("line"), "`{e}`");
         let syntax = from_json_str("{\"name\": ").unwrap_err();
         assert!(syntax.to_string().contains("line 1"), "a syntax error keeps its place: `{syntax}`");
+    }
+
+    #[test]
+    fn a_warm_up_that_outlasts_the_run_or_is_not_a_time_names_warmup_ms() {
+        let e = assert_path(&format!("duration_ms = 100\nwarmup_ms = 100\n{HOST}\n[[vms]]\nvcpus = 1\n{HOG}"), "warmup_ms");
+        assert!(e.reason.contains("duration_ms = 100"), "{e}");
+        assert_path(&format!("duration_ms = 100\nwarmup_ms = -1\n{HOST}\n[[vms]]\nvcpus = 1\n{HOG}"), "warmup_ms");
+        assert_path(&format!("duration_ms = 100\nwarmup_ms = nan\n{HOST}\n[[vms]]\nvcpus = 1\n{HOG}"), "warmup_ms");
+        accepted(&format!("duration_ms = 100\nwarmup_ms = 99.5\n{HOST}\n[[vms]]\nvcpus = 1\n{HOG}"));
     }
 
     #[test]

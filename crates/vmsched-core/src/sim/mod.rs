@@ -107,6 +107,9 @@ pub struct World {
     pub(crate) affinity: Vec<Option<Vec<PcpuId>>>,
     pub(crate) pcpu_cur: Vec<Option<VcpuId>>,
     pub(crate) requests: Vec<SchedRequest>,
+    /// Requests completed at or before this time are left out of the request summaries
+    /// (`Scenario::warmup_ms`; None: all count).
+    pub(crate) requests_warmup_ns: Option<Ns>,
     pub(crate) sched_timers: BTreeMap<u64, Timer>,
     pub(crate) ple: PleCfg,
     /// Xen's lazy context switch (`HvScheduler::lazy_context_switch`, `hv::lazy_switch`).
@@ -213,6 +216,7 @@ impl Simulation {
             affinity: Vec::new(),
             pcpu_cur: vec![None; n_p],
             requests: Vec::new(),
+            requests_warmup_ns: sc.warmup_ms.map(|ms| (ms * NS_PER_MS as f64).round() as Ns),
             sched_timers: BTreeMap::new(),
             ple,
             lazy_context_switch,

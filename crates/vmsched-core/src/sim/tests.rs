@@ -1351,6 +1351,33 @@ workloads = [{{ kind = "server", role = "db", rate_per_s = 2000.0, threads = 1, 
     assert_eq!(run_text(&text(0), None).vms[0].exits["io"], 0);
 }
 
+#[test]
+fn a_warm_up_leaves_out_exactly_the_requests_completed_by_its_end() {
+    let text = |head: &str| {
+        format!(
+            r#"
+{head}
+[host]
+sockets = 1
+cores_per_socket = 2
+[[vms]]
+vcpus = 2
+workloads = [{{ kind = "server", role = "web", rate_per_s = 4000.0, threads = 2 }}]
+"#
+        )
+    };
+    let whole = run_text(&text("duration_ms = 60"), None);
+    let warm = run_text(&text("duration_ms = 60\nwarmup_ms = 20"), None);
+    let first = run_text(&text("duration_ms = 20"), None);
+    let (a, b, c) = (&whole.vms[0].requests, &warm.vms[0].requests, &first.vms[0].requests);
+    assert!(c.count > 20 && b.count > 20, "{} requests in the warm-up, {} after", c.count, b.count);
+    assert_eq!((b.count, b.warmup_count, a.warmup_count), (a.count - c.count, c.count, 0));
+    let sum = |r: &crate::metrics::results::RequestSummary| r.mean_ms * r.count as f64;
+    assert!((sum(a) - sum(c) - sum(b)).abs() < 1e-9 * sum(a), "{} - {} vs {}", sum(a), sum(c), sum(b));
+    // Nothing else changes: the warm-up only decides what the request summaries count.
+    assert_eq!((warm.events, warm.vms[0].exits.clone()), (whole.events, whole.vms[0].exits.clone()));
+}
+
 /// A 1-vCPU hog alone on a 2-pCPU host with the cache refill on, run 5 ms: the simulation,
 /// its vCPU, the vCPU's thread and pCPU, and the thread's whole refill from memory (ns).
 fn hog_refill_world() -> (Simulation, VcpuId, ThreadId, PcpuId, Ns) {
