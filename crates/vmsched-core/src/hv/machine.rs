@@ -194,7 +194,7 @@ impl World {
     /// `tlb_walk_cycles`) the refill includes the page walks of a thread without valid
     /// translations on `p`. The LLC and TLB accounting (`hv::llc`) counts it as it is paid
     /// (`pay_refill`).
-    pub(crate) fn thread_refill(&self, t: usize, p: PcpuId) -> RefillOwed {
+    pub(crate) fn thread_refill(&self, t: ThreadId, p: PcpuId) -> RefillOwed {
         let walks_ns = self.tlb_walks_ns(t, p);
         let (cache_ns, dram_ns) = self.cache_refill_ns(t, p);
         RefillOwed { ns: walks_ns + cache_ns, walks_ns, dram_ns }
@@ -263,7 +263,7 @@ impl World {
     }
 
     /// The cache part of `thread_refill`, and its part from memory.
-    fn cache_refill_ns(&self, t: usize, p: PcpuId) -> (Ns, f64) {
+    fn cache_refill_ns(&self, t: ThreadId, p: PcpuId) -> (Ns, f64) {
         let Some((last, left_busy)) = self.threads[t].cache_at else { return (0, 0.0) };
         let foreign = self.busy_now(last).saturating_sub(left_busy);
         let warmth = cache_warmth(&self.topo, &self.costs, last, p, foreign);
