@@ -856,13 +856,13 @@ GAPS: dict[str, dict[str, Gap]] = {
                                 "Without affinity both vCPUs stay busy and exit rarely, so VMkit's "
                                 "dearer exits cost little; whatever slow path makes the seed's "
                                 "VMkit lose the second CPU is unknown (the seed gives no cause).",
-                                "model result 0.399 s (full mode, session 20; 0.403 s before): without affinity the model's hackbench scales "
+                                "model result 0.403 s (full mode, session 28, vmsched reproduce vmkit-table2-3 vmkit-table9 vmkit-table10-11 vmkit-polling, after VMkit's runs lost their pause-loop exits and credit's 30 ms slice end, vmkit.py NO_SLICE_END_MS; 0.399 s in session 20, 0.403 s before it): without affinity the model's hackbench scales "
                 "with a second vCPU about as native Linux does in Table 3 (native 0.38 s; the model's "
                 "native 2/1 ratio 0.63 against 0.633, fitted with the affinity ratio). VMkit takes "
                 "0.69 s, no faster than on 1 CPU, where KVM takes 0.51; §7.3.3 gives no cause. The "
                 "model's VMkit run pays VMkit's own exit round trip (Table 1: 4572 cycles against "
                 "KVM's 2165, +963 ns on every exit), but without affinity both vCPUs stay busy and "
-                "exit rarely (about 6000 exits in the run, against 173,000 with affinity), so the "
+                "exit rarely (about 5,600 exits in the run, against 178,000 with affinity; session 28), so the "
                 "run is 0.403 s against native's 0.397 s. The messages' socket buffers that cross "
                 "the vCPUs (guest/channel.rs: 2.5 million lines, half the affinity run's) cost "
                 "native and VMkit alike: whatever slow path makes VMkit's free-running hackbench "
@@ -891,28 +891,17 @@ GAPS: dict[str, dict[str, Gap]] = {
             Gap(
                 "The model's hackbench without affinity gains from offset slices (one vCPU runs "
                 "alone and its queued tasks work on), as its hackbench with affinity does.",
-                "model result: 1.40, 1.36, 1.40 and 1.31 (sync 15/30, offset 15/30, sync 5/40, offset "
-                "5/40 ms; means over eight phases of the timer, vmkit.PHASE_FRACTIONS; full mode, "
-                "session 20, vmsched reproduce vmkit-table10-11; 1.38, 1.35, 1.38 and 1.30 in session "
-                "16): the model's hackbench "
+                "model result: 1.39, 1.35, 1.38 and 1.30 (sync 15/30, offset 15/30, sync 5/40, offset "
+                "5/40 ms; means over eight phases of the timer, vmkit.PHASE_FRACTIONS; full mode, session 28, vmsched reproduce vmkit-table2-3 vmkit-table9 vmkit-table10-11 vmkit-polling, after VMkit's runs lost their pause-loop exits and credit's 30 ms slice end, vmkit.py NO_SLICE_END_MS; "
+                "1.40, 1.36, 1.40 and 1.31 in session 20; 1.38, 1.35, 1.38 and 1.30 in session 16): "
+                "the model's hackbench "
                 "without affinity gains from offset slices as its hackbench with affinity does (0.97 "
                 "and 1.18 offset against 1.39 synchronous), most at 5/40 ms, where one vCPU runs alone "
                 "for 35 ms of every period and the senders and receivers queued on it work on. The "
                 "seed's runs vary by 0.09-0.11 s (about 12 %) around 1.26-1.29, and it finds the "
                 "slowdown smaller than the CPU time lost without an explanation (§7.5.2); the model's "
-                "synchronous slowdowns are the CPU time lost (1.40 against 1 / 0.718 = 1.39)"),
-        "hackbench without affinity slows down less than the CPU time lost (1 / 0.718)":
-            Gap(
-                "By a hair: under synchronous slices the model loses exactly the CPU time taken "
-                "(1.40 against 1.39); the seed has no explanation for its 1.26.",
-                "fails by a hair in both modes: the synchronous slowdowns are 1.401 (15/30 ms) and 1.396 "
-                "(5/40 ms) against 1 / 0.718 = 1.393 (full mode, session 20, vmsched reproduce "
-                "vmkit-table10-11; 1.38 in session 16, when it held). Under synchronous slices the "
-                "model's hackbench without affinity loses exactly the CPU time the background takes "
-                "(both vCPUs stop together, and nothing in the run depends on which vCPU a task is "
-                "on), so the claim sits on the line and the refill model's small costs decide it; "
-                "the seed's 1.26-1.28 has no explanation in the seed either (§7.5.2: 'We do not have "
-                "an explanation for the small slow down')"),
+                "synchronous slowdowns are about the CPU time lost (1.387 and 1.383 against 1 / 0.718 = "
+                "1.393)"),
     },
     "vmkit-polling": {
         "kbuild_2vcpu_over_1vcpu_polling": Gap(
@@ -920,9 +909,11 @@ GAPS: dict[str, dict[str, Gap]] = {
                                                "next 80 ms slice; the ~480 processes of Kbuild's "
                                                "serial stages each wait about three slices, and 4x "
                                                "would need ~2,200 such processes.",
-                                               "model result 1.31 of the 1-vCPU time (206 s against "
-                "157 s; 0.49 with a physical IPI; 1.35 and 212 s before session 12's fix of the "
-                "cache-refill model, when the breakdown below was measured), make -j4 as in §7.2 with Kbuild's serial stages "
+                                               "model result 1.35 of the 1-vCPU time (212 s against "
+                "157 s; 0.49 with a physical IPI; full mode, session 28, vmsched reproduce vmkit-table2-3 vmkit-table9 vmkit-table10-11 vmkit-polling, after VMkit's runs lost their pause-loop exits and credit's 30 ms slice end, vmkit.py NO_SLICE_END_MS; 668 virtual IPIs in the 2-vCPU "
+                "build, mean 71 ms: a running target's VMM now polls at Barrelfish's 80 ms timer, "
+                "not at credit's 30 ms slice end. Session 20: 1.31, 206 s; 1.35 and 212 s before "
+                "session 12's fix of the cache-refill model, when the breakdown below was measured), make -j4 as in §7.2 with Kbuild's serial stages "
                 "counted from the Linux 3.7 sources (vmkit.py KBUILD_*: 343 processes before the "
                 "first object directory, the makefiles' try-run probes read three times, "
                 "silentoldconfig and prepare0; 136 after the last, link-vmlinux.sh and the bzImage). "

@@ -29,6 +29,10 @@ Linux 3.7 build system (``KBUILD_*`` below).
 
 The VMkit runs pay VMkit's exit round trip (Table 1: 4572 cycles against the 2165 of KVM, whose
 costs are the host model's defaults) on every exit; the native rows pay no hypervisor cost.
+No run takes pause-loop exits: VMkit's VMM does not intercept PAUSE (Barrelfish's
+usr/vmkitmon/guest.c, whose VMCB setup the thesis's VMkit inherits, §3.4, intercepts every
+instruction but a few and clears the PAUSE intercept), and native Linux takes no exits (until
+session 28 the runs took the scenario default, PLE on).
 A virtual IPI between vCPUs on different sockets pays the extra latency of its message and, for
 a TLB shootdown, of the flush state (``hv/xsocket.rs``; ``CROSS_SOCKET_TRANSFER_CYCLES``, from
 the Multikernel paper's measurements on the seed's processor): Table 9's cross-node placement
@@ -89,6 +93,15 @@ def vmkit_exit_costs() -> dict[str, int]:
 CROSS_SOCKET_TRANSFER_CYCLES = 558 - 448
 
 
+#: Credit stands in for Barrelfish's scheduler, whose only periodic interrupt is its 80 ms timer
+#: (seed 004 §6.3, §7.5.1; ``hv/vipi.rs`` ``vmm_poll`` and ``hv/background.rs`` put it at
+#: multiples of 80 ms). Credit's own slice end calls the scheduler, an exit at which a VMM polls
+#: its mailbox, every 30 ms from each dispatch; at its longest slice, 1000 ms, that happens once
+#: a second. Until session 28 the runs kept the 30 ms slice, and a polled virtual IPI to a
+#: running vCPU arrived within 30 ms instead of 80.
+NO_SLICE_END_MS = 1000.0
+
+
 def host(native: bool = False) -> dict:
     """The seed's host. Queue operations on state last written by another pCPU pay the
     cross-core transfer fitted to native Table 3 (``guest/channel.rs``); a virtual IPI between
@@ -114,7 +127,8 @@ def vm_scenario(name: str, workload: Mapping[str, Any], pin: list[int],
     h = host(native)
     if background is not None:
         h["background"] = dict(background, pcpus=list(pin))
-    hv: dict[str, Any] = {"scheduler": "credit"}
+    hv: dict[str, Any] = {"scheduler": "credit", "params": {"tslice_ms": NO_SLICE_END_MS},
+                          "ple": {"enabled": False}}
     if vipi_delivery is not None:
         hv["vipi_delivery"] = vipi_delivery
     vm: dict[str, Any] = {"name": "vmkit", "vcpus": len(pin), "pin": list(pin), "memory_node": 0,
