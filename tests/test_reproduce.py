@@ -322,3 +322,16 @@ def test_table9_rows_place_each_vcpu_on_the_node_the_seed_names():
             assert sc["vms"][0]["pin"] == pins and sc["host"]["cores_per_socket"] == 4
     keys = {q.key for q in vmkit.TABLE9.quantities}
     assert keys == set(expected.SEED["vmkit-table9"]), "every row's three numbers are quantities"
+
+
+def test_a_reports_runs_folder_holds_its_own_runs_only(cli, tmp_path):
+    runs = tmp_path / "o" / "vmkit-table2-3" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "gone-warmup@1.json").write_text("{}")
+    (tmp_path / "o" / "vmkit-table2-3" / "notes.txt").write_text("mine")
+    r = cli("reproduce", "vmkit-table2-3", "--quick", "-q", "-j", "2", "--out", "o")
+    assert r.code == 0, r
+    names = {f.name for f in runs.glob("*.json")}
+    assert "gone-warmup@1.json" not in names
+    assert names == {f"{x.label}.json" for x in rp.registry()["vmkit-table2-3"].runs(True)}
+    assert (tmp_path / "o" / "vmkit-table2-3" / "notes.txt").read_text() == "mine"
