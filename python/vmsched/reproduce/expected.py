@@ -285,6 +285,9 @@ PAID_REFILL_S27 = (
     "the savings are 1.8, 1.4 and 9.9 %")
 #: Where session 23's swaptions numbers come from: swaptions' compute grain fitted jointly to
 #: Fig. 1 and its 2VM PLE rate (calibration.toml flexcore.swaptions.compute_us).
+S28_VMKIT = ("full mode, session 28, vmsched reproduce vmkit-table2-3 vmkit-table9 "
+             "vmkit-table10-11 vmkit-polling, after VMkit's runs lost their pause-loop exits and "
+             "credit's 30 ms slice end, vmkit.py NO_SLICE_END_MS")
 S23_SWAPTIONS = ("(full mode, session 23, seeds 1-3, vmsched reproduce flexcore-fig1 flexcore-fig2-fig8 "
                  "flexcore-fig7 flexcore-table1 -j 2, after swaptions' compute grain was fitted "
                  "jointly to Fig. 1 and its 2VM PLE rate, calibration.toml "
@@ -856,7 +859,8 @@ GAPS: dict[str, dict[str, Gap]] = {
                                 "Without affinity both vCPUs stay busy and exit rarely, so VMkit's "
                                 "dearer exits cost little; whatever slow path makes the seed's "
                                 "VMkit lose the second CPU is unknown (the seed gives no cause).",
-                                "model result 0.403 s (full mode, session 28, vmsched reproduce vmkit-table2-3 vmkit-table9 vmkit-table10-11 vmkit-polling, after VMkit's runs lost their pause-loop exits and credit's 30 ms slice end, vmkit.py NO_SLICE_END_MS; 0.399 s in session 20, 0.403 s before it): without affinity the model's hackbench scales "
+                                "model result 0.403 s (" + S28_VMKIT + "; 0.399 s in session 20, 0.403 s before it): "
+                "without affinity the model's hackbench scales "
                 "with a second vCPU about as native Linux does in Table 3 (native 0.38 s; the model's "
                 "native 2/1 ratio 0.63 against 0.633, fitted with the affinity ratio). VMkit takes "
                 "0.69 s, no faster than on 1 CPU, where KVM takes 0.51; §7.3.3 gives no cause. The "
@@ -892,7 +896,8 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "The model's hackbench without affinity gains from offset slices (one vCPU runs "
                 "alone and its queued tasks work on), as its hackbench with affinity does.",
                 "model result: 1.39, 1.35, 1.38 and 1.30 (sync 15/30, offset 15/30, sync 5/40, offset "
-                "5/40 ms; means over eight phases of the timer, vmkit.PHASE_FRACTIONS; full mode, session 28, vmsched reproduce vmkit-table2-3 vmkit-table9 vmkit-table10-11 vmkit-polling, after VMkit's runs lost their pause-loop exits and credit's 30 ms slice end, vmkit.py NO_SLICE_END_MS; "
+                "5/40 ms; means over eight phases of the timer, vmkit.PHASE_FRACTIONS; " + S28_VMKIT
+                + "; "
                 "1.40, 1.36, 1.40 and 1.31 in session 20; 1.38, 1.35, 1.38 and 1.30 in session 16): "
                 "the model's hackbench "
                 "without affinity gains from offset slices as its hackbench with affinity does (0.97 "
@@ -910,10 +915,11 @@ GAPS: dict[str, dict[str, Gap]] = {
                                                "serial stages each wait about three slices, and 4x "
                                                "would need ~2,200 such processes.",
                                                "model result 1.35 of the 1-vCPU time (212 s against "
-                "157 s; 0.49 with a physical IPI; full mode, session 28, vmsched reproduce vmkit-table2-3 vmkit-table9 vmkit-table10-11 vmkit-polling, after VMkit's runs lost their pause-loop exits and credit's 30 ms slice end, vmkit.py NO_SLICE_END_MS; 668 virtual IPIs in the 2-vCPU "
+                "157 s; 0.49 with a physical IPI; " + S28_VMKIT + "; 668 virtual IPIs in the 2-vCPU "
                 "build, mean 71 ms: a running target's VMM now polls at Barrelfish's 80 ms timer, "
                 "not at credit's 30 ms slice end. Session 20: 1.31, 206 s; 1.35 and 212 s before "
-                "session 12's fix of the cache-refill model, when the breakdown below was measured), make -j4 as in §7.2 with Kbuild's serial stages "
+                "session 12's fix of the cache-refill model, when the breakdown below was measured), "
+                "make -j4 as in §7.2 with Kbuild's serial stages "
                 "counted from the Linux 3.7 sources (vmkit.py KBUILD_*: 343 processes before the "
                 "first object directory, the makefiles' try-run probes read three times, "
                 "silentoldconfig and prepare0; 136 after the last, link-vmlinux.sh and the bzImage). "
