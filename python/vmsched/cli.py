@@ -424,6 +424,28 @@ def cmd_arena(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(a: argparse.Namespace) -> int:
+    from .reproduce.compare import CompareError, compare, lines, load
+
+    try:
+        c = compare(load(a.old), load(a.new), a.min_change / 100.0)
+    except CompareError as e:
+        raise UsageError(str(e)) from None
+    for line in lines(c, format_table):
+        print(line)
+    return 0
+
+
+def _nonnegative_pct(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a percentage >= 0, got {text!r}")
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"must be a percentage >= 0, got {text}")
+    return v
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Deterministic simulator of SMP virtual machines on "
                 "shared hosts.", epilog="Exit codes: 0 ok, 2 bad input, 3 invariant violation, "
@@ -492,6 +514,15 @@ def build_parser() -> argparse.ArgumentParser:
                     "e.g. controller.params.ratio=0.9 (a parameter the seed does not give); "
                     "the report is marked as not the reference (repeatable)")
     rp.set_defaults(func=cmd_reproduce)
+    cp = sub.add_parser("compare", help="what moved between two vmsched reproduce outputs "
+                        "(quantities, verdicts, claims)")
+    cp.add_argument("old", metavar="OLD", help="a vmsched reproduce output folder or its outcomes.json")
+    cp.add_argument("new", metavar="NEW", help="the same, after the change")
+    cp.add_argument("--min-change", type=_nonnegative_pct, default=0.0, metavar="PCT",
+                    help="list a quantity only if it moved by more than PCT %% or its verdict "
+                    "changed (default 0: every change)")
+    cp.set_defaults(func=cmd_compare)
+
     ar = sub.add_parser("arena", help="run every policy on the standard scenario suite and "
                         "rank them")
     ar.add_argument("--out", default="out/arena", metavar="DIR",

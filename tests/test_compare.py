@@ -1,0 +1,74 @@
+"""`vmsched compare`: what moved between two `vmsched reproduce` outputs (values, verdicts,
+claims, what only one side has), and its errors on inputs that are not such outputs."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from vmsched.reproduce.compare import CompareError, compare, load
+
+
+def _q(key: str, simulated: float, within: bool) -> dict:
+    return {"key": key, "label": f"the {key}", "simulated": simulated, "within": within,
+            "seed": 1.0, "tolerance": 0.25, "unit": "×", "fitted": False}
+
+
+def _outcomes() -> dict:
+    return {"quick": False, "overrides": [],
+            "tally": {"within": 2, "numeric": 3, "claims_hold": 1, "claims": 2},
+            "outcomes": [{"name": "r1",
+                          "quantities": [_q("a", 1.0, True), _q("b", 2.0, True), _q("c", 5.0, False)],
+                          "claims": [{"text": "a holds", "holds": True}, {"text": "b holds", "holds": False}]},
+                         {"name": "r2", "quantities": [_q("d", 1.0, True)], "claims": []}]}
+
+
+def test_compare_lists_moved_values_flipped_verdicts_and_claims_and_one_sided_items():
+    old, new = _outcomes(), _outcomes()
+    r1 = new["outcomes"][0]
+    r1["quantities"][0]["simulated"] = 1.001            # a: moves 0.1 %, still within
+    r1["quantities"][2].update(simulated=4.0, within=True)  # c: out -> within
+    r1["claims"][1]["holds"] = True                     # b's claim flips
+    r1["quantities"].append(_q("e", 3.0, True))         # new quantity
+    del new["outcomes"][1]                              # r2 gone
+    new["tally"] = {"within": 3, "numeric": 3, "claims_hold": 2, "claims": 2}
+    c = compare(old, new)
+    assert [(m.label, m.old_within, m.new_within) for m in c.moved] == [
+        ("the a", True, True), ("the c", False, True)]
+    assert c.moved[0].change == pytest.approx(0.001)
+    assert c.flipped == [("r1", "b holds", False, True)]
+    assert c.only_old == ["reproduction r2"] and c.only_new == ["r1: the e"]
+    # Above 0.5 % only the verdict change is left.
+    assert [m.label for m in compare(old, new, 0.005).moved] == ["the c"]
+    assert compare(old, copy.deepcopy(old)).moved == []
+
+
+def test_compare_says_when_the_sides_are_not_alike():
+    old, new = _outcomes(), _outcomes()
+    new["quick"], new["overrides"] = True, ["x.y=1: 2 of 3 runs"]
+    notes = compare(old, new).notes
+    assert any("exploratory" in n and "x.y=1" in n for n in notes)
+    assert any("--quick" in n for n in notes)
+
+
+def test_the_cli_compares_two_output_folders_and_names_a_bad_input(cli, tmp_path):
+    for side, data in (("a", _outcomes()), ("b", _outcomes())):
+        (tmp_path / side).mkdir()
+        if side == "b":
+            data["outcomes"][0]["quantities"][1]["simulated"] = 2.5
+        (tmp_path / side / "outcomes.json").write_text(json.dumps(data))
+    r = cli("compare", "a", "b")
+    assert r.code == 0, r
+    assert "1 quantities moved" in r.out and "the b" in r.out and "+25.00 %" in r.out
+    (tmp_path / "bad.json").write_text("{}")
+    r = cli("compare", "a", "bad.json")
+    assert r.code == 2 and "bad.json" in r.err and "outcomes" in r.err and "Traceback" not in r.err
+    r = cli("compare", "a", "nowhere")
+    assert r.code == 2 and "nowhere" in r.err
+    r = cli("compare", "a", "b", "--min-change", "-3")
+    assert r.code == 2 and "--min-change" in r.err
+    with pytest.raises(CompareError, match="not a JSON file"):
+        (tmp_path / "junk.json").write_text("not json")
+        load(tmp_path / "junk.json")
