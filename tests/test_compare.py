@@ -69,6 +69,9 @@ def test_the_cli_compares_two_output_folders_and_names_a_bad_input(cli, tmp_path
     assert r.code == 2 and "nowhere" in r.err
     r = cli("compare", "a", "b", "--min-change", "-3")
     assert r.code == 2 and "--min-change" in r.err
+    (tmp_path / "old.json").write_text(json.dumps({"outcomes": [], "tally": {"within": 1}}))
+    with pytest.raises(CompareError, match="lacks numeric, claims_hold, claims"):
+        load(tmp_path / "old.json")
     with pytest.raises(CompareError, match="not a JSON file"):
         (tmp_path / "junk.json").write_text("not json")
         load(tmp_path / "junk.json")

@@ -63,7 +63,15 @@ def load(path: str | Path) -> dict:
         raise CompareError(f"{f}: not a JSON file ({e})") from None
     if not isinstance(data, dict) or not isinstance(data.get("outcomes"), list) or "tally" not in data:
         raise CompareError(f"{f}: not a vmsched reproduce outcomes.json (no 'outcomes' and 'tally')")
+    missing = [k for k in TALLY_KEYS if k not in data["tally"]]
+    if missing:
+        raise CompareError(f"{f}: its tally lacks {', '.join(missing)} (written by another vmsched "
+                           f"version?)")
     return data
+
+
+#: What the tally must hold (reproduce/report.py writes it).
+TALLY_KEYS = ("within", "numeric", "claims_hold", "claims")
 
 
 def _value(q: Mapping[str, Any]) -> Optional[float]:
