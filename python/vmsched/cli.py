@@ -185,27 +185,23 @@ def _check_scheduler_flag(name: str | None) -> None:
 
 
 def _overrides(texts: Sequence[str] | None) -> list:
-    from .overrides import OverrideError, parse
+    """The ``--set`` flags parsed (an ``OverrideError`` is a ``ValueError``: ``main`` reports it
+    in one line, exit 2, as it does the overrides' errors raised later)."""
+    from .overrides import parse
 
-    try:
-        return [parse(t) for t in texts or ()]
-    except OverrideError as e:
-        raise UsageError(str(e)) from None
+    return [parse(t) for t in texts or ()]
 
 
 def _apply_to_scenario(sc, overrides: Sequence, source: str):
     """``vmsched run``'s ``--set``: every override must reach a field of the one scenario."""
     from .batch import Run
-    from .overrides import OverrideError, apply_overrides
+    from .overrides import apply_overrides
     from .scenario import Scenario
 
     if not overrides:
         return sc
     planned = {source: [Run("scenario", sc.to_dict())]}
-    try:
-        apply_overrides(planned, overrides)
-    except OverrideError as e:
-        raise UsageError(str(e)) from None
+    apply_overrides(planned, overrides)
     return Scenario.from_dict(planned[source][0].scenario)
 
 
@@ -326,7 +322,6 @@ def cmd_bench(a: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(a: argparse.Namespace) -> int:
-    from .overrides import OverrideError
     from .reproduce import registry, reproduce, select
     from .reproduce.report import HEADERS, failures, rows, summary_lines
 
@@ -348,11 +343,8 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     except KeyError as e:
         raise UsageError(e.args[0])
     out = Path(a.out)
-    try:
-        outcomes = reproduce(repros, quick=a.quick, out=out, jobs=a.jobs, progress=not a.quiet,
-                             overrides=overrides)
-    except OverrideError as e:
-        raise UsageError(str(e)) from None
+    outcomes = reproduce(repros, quick=a.quick, out=out, jobs=a.jobs, progress=not a.quiet,
+                         overrides=overrides)
     for o in outcomes:
         print(f"\n{o.name}: {o.title} ({o.seed_file}, {o.figure})")
         print(format_table(HEADERS, rows(o)))
@@ -403,14 +395,9 @@ def cmd_arena(a: argparse.Namespace) -> int:
         print()
         print(format_table(["scenario", "file", "what"], [[s.name, s.path.name, s.what] for s in scenarios]))
         return 0
-    from .overrides import OverrideError
-
     out = Path(a.out)
-    try:
-        table = arena.run_arena(scenarios, contenders, jobs=a.jobs, progress=not a.quiet, out=out,
-                                overrides=overrides)
-    except OverrideError as e:
-        raise UsageError(str(e)) from None
+    table = arena.run_arena(scenarios, contenders, jobs=a.jobs, progress=not a.quiet, out=out,
+                            overrides=overrides)
     for line in arena.run_arena.last_overrides:
         print(f"--set {line}")
     for s in scenarios:
@@ -425,12 +412,9 @@ def cmd_arena(a: argparse.Namespace) -> int:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
-    from .reproduce.compare import CompareError, compare, lines, load
+    from .reproduce.compare import compare, lines, load
 
-    try:
-        c = compare(load(a.old), load(a.new), a.min_change / 100.0)
-    except CompareError as e:
-        raise UsageError(str(e)) from None
+    c = compare(load(a.old), load(a.new), a.min_change / 100.0)
     for line in lines(c, format_table):
         print(line)
     return 0
