@@ -47,19 +47,55 @@ def test_ranks_follow_the_primary_metric():
     assert {c.contender: c.rank for c in cells} == {"a": 1, "b": 2}
 
 
+def test_equal_results_and_results_within_the_seeds_scatter_share_a_rank():
+    def ranks(*cells):
+        cs = [arena.Cell("s", n, {"completion_ms": v}, se={"completion_ms": se}) for n, v, se in cells]
+        arena.rank(cs, "completion_ms")
+        return {c.contender: c.rank for c in cs}
+
+    # Equal means share a rank; the next one counts both as better (competition ranking).
+    assert ranks(("a", 5.0, None), ("b", 5.0, None), ("c", 6.0, None)) == {"a": 1, "b": 1, "c": 3}
+    # 10 vs 11 with standard errors of 0.5 each: the difference (1) is within 2 x 0.71.
+    assert ranks(("a", 10.0, 0.5), ("b", 11.0, 0.5)) == {"a": 1, "b": 1}
+    # ... and beyond it with standard errors of 0.3 (2 x 0.42 = 0.85 < 1).
+    assert ranks(("a", 10.0, 0.3), ("b", 11.0, 0.3)) == {"a": 1, "b": 2}
+    # A rank counts only the contenders clearly better: c is within reach of b, not of a.
+    assert ranks(("a", 10.0, 0.1), ("b", 12.5, 1.0), ("c", 13.0, 0.1)) == {"a": 1, "b": 2, "c": 2}
+
+
+#: A user scenario whose results depend on the seed (exponential compute times).
+TINY_RANDOM = """\
+name = "tiny"
+seed = 5
+duration_ms = 60
+
+[host]
+sockets = 1
+cores_per_socket = 2
+
+[[vms]]
+name = "par"
+vcpus = 2
+workloads = [{ kind = "parallel", threads = 2, compute_us = { dist = "exp", mean_us = 100 }, locks_per_iteration = 1, cs_us = 3 }]
+
+[[vms]]
+name = "hog"
+vcpus = 1
+workloads = [{ kind = "hog" }]
+"""
+
+
 @pytest.fixture(scope="module")
 def small_arena(tmp_path_factory):
     """The fairness scenario and a user scenario under credit, cfs and a user contender."""
     d = tmp_path_factory.mktemp("arena")
     (d / "mine.toml").write_text('[[contender]]\nname = "my-credit2"\nscheduler = "credit2"\n'
                                  'description = "credit2 again"\n')
-    from conftest import BASE_TOML
-
-    (d / "tiny.toml").write_text(BASE_TOML)
+    (d / "tiny.toml").write_text(TINY_RANDOM)
     r = subprocess.run([sys.executable, "-m", "vmsched", "arena", "--quiet", "--out", str(d / "out"),
                         "--contenders", str(d / "mine.toml"), "--scenario", str(d / "tiny.toml"),
-                        "--metric", "lag_pct", "--only", "fairness", "--only", "tiny",
-                        "--only", "credit", "--only", "cfs", "--only", "my-*"],
+                        "--metric", "spin_pct", "--only", "fairness", "--only", "tiny",
+                        "--only", "credit", "--only", "cfs", "--only", "my-*", "--seeds", "2"],
                        capture_output=True, text=True, cwd=d)
     assert r.returncode == 0, r.stderr
     return d / "out", r.stdout
@@ -72,13 +108,58 @@ def test_arena_prints_a_ranked_table_per_scenario_and_writes_the_report(small_ar
     assert set(data) == {"fairness", "tiny"}
     for cells in data.values():
         assert sorted(c["contender"] for c in cells) == ["cfs", "credit", "my-credit2"]
-        assert sorted(c["rank"] for c in cells) == [1, 2, 3]
+    assert {c["contender"]: c["rank"] for c in data["fairness"]} == {"cfs": 1, "credit": 2, "my-credit2": 3}
     # credit gives the 4-vCPU VM four times the 1-vCPU VM: far from VM-level fairness.
     credit = next(c for c in data["fairness"] if c["contender"] == "credit")
     assert credit["metrics"]["lag_pct"] > 20
-    assert (out / "fairness" / "credit.json").exists()
+    assert (out / "fairness" / "credit@1.json").exists()
     md = (out / "report.md").read_text()
     assert "## fairness" in md and "my-credit2" in md
+
+
+def test_each_number_is_the_mean_over_the_seeds_of_the_runs_written_beside_it(small_arena):
+    out, stdout = small_arena
+    data = json.loads((out / "arena.json").read_text())
+    tiny_seed = Scenario.from_file(out.parent / "tiny.toml").to_dict()["seed"]
+    for name, cells in data.items():
+        for c in cells:
+            base = c["seeds"][0]
+            assert c["seeds"] == [base, base + 1]
+            assert name != "tiny" or base == tiny_seed  # the scenario's own seed comes first
+            runs = [json.loads((out / name / f"{c['contender']}@{s}.json").read_text()) for s in c["seeds"]]
+            assert [r["scenario"]["seed"] for r in runs] == c["seeds"]
+            per_seed = [arena.metrics(r) for r in runs]
+            for k, v in c["metrics"].items():
+                xs = [m[k] for m in per_seed]
+                if v is None:
+                    assert None in xs
+                else:
+                    assert v == pytest.approx(sum(xs) / 2, rel=1e-12)
+                    spread = abs(xs[0] - xs[1]) / 2  # the standard error of a mean of two
+                    assert c["se"][k] == pytest.approx(spread, rel=1e-9, abs=1e-12)
+    # The tiny scenario's two seeds differ, so the check above saw a scatter, and its table
+    # shows the primary metric's ± SE.
+    assert all(c["se"]["spin_pct"] for c in data["tiny"])
+    assert re.search(r"tiny: .*\n(.*\n){2}.*±", stdout)
+
+
+def test_the_arena_gives_identical_results_for_the_same_seeds_and_removes_stale_runs(cli, tmp_path):
+    args = ("arena", "--quiet", "--only", "fairness", "--only", "cfs", "--only", "dp", "--seeds", "2")
+    (tmp_path / "out" / "fairness").mkdir(parents=True)
+    (tmp_path / "out" / "fairness" / "cfs.json").write_text("{}")  # an older layout's file
+    assert cli(*args, "--out", "out").code == 0
+    assert cli(*args, "--out", "again").code == 0
+    first, second = ((tmp_path / d / "arena.json").read_text() for d in ("out", "again"))
+    assert first == second
+    assert sorted(p.name for p in (tmp_path / "out" / "fairness").glob("*.json")) == [
+        "cfs@1.json", "cfs@2.json", "dp@1.json", "dp@2.json"]
+
+
+def test_a_bad_seed_count_is_refused_before_anything_runs(cli, tmp_path):
+    r = cli("arena", "--quiet", "--out", "out", "--seeds", "0")
+    assert r.code == 2 and "--seeds" in r.err and not (tmp_path / "out").exists(), r
+    with pytest.raises(ValueError, match="seeds"):
+        arena.run_arena(arena.suite()[:1], arena.CONTENDERS[:1], seeds=0)
 
 
 def test_arena_report_renders_every_plot_in_headless_chromium(small_arena, tmp_path):
@@ -111,7 +192,7 @@ def test_arena_set_changes_every_run_that_has_the_field_and_the_report_says_so(c
     assert r.code == 0, r
     assert "--set vms.*.vcpus=1: 2 of 2 runs" in r.out
     for name in ("credit", "dp"):
-        summary = json.loads((tmp_path / "out" / "fairness" / f"{name}.json").read_text())
+        summary = json.loads((tmp_path / "out" / "fairness" / f"{name}@1.json").read_text())
         assert {vm["vcpus"] for vm in summary["scenario"]["vms"]} == {1}
     assert "vms.*.vcpus=1: 2 of 2 runs" in (tmp_path / "out" / "report.md").read_text()
 

@@ -3,9 +3,13 @@
 A *contender* is a hypervisor configuration: a scheduler with its parameters, optionally a
 controller, PLE settings and paravirtual guest features. Applying it to a scenario replaces the
 scenario's own scheduler, scheduler parameters and controller (those belong to the scenario's
-default scheduler) and keeps everything else: host, VMs, workloads, seed. Every contender runs
-every scenario with the same seed; the table ranks contenders per scenario by the scenario's
-primary metric and overall by mean rank.
+default scheduler) and keeps everything else: host, VMs, workloads. Every contender runs every
+scenario with the same simulation seeds (``seeds`` of them: the scenario's own seed and the
+ones after it); each number is the mean over them, and the primary metric carries its
+standard error. The table ranks contenders per scenario by the primary metric and overall by
+mean rank. A contender's rank is 1 + the number of contenders that beat it by more than
+``NOISE_SE`` standard errors of the difference, so equal results share a rank and differences
+within the seeds' scatter are not ranked as wins.
 
 Add your own: ``vmsched arena --contenders my.toml --scenario my-scenario.toml`` where
 ``my.toml`` holds ``[[contender]]`` tables with the fields of :class:`Contender`, and a
@@ -20,6 +24,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,13 +159,35 @@ def suite() -> list[ArenaScenario]:
 
 # ---- running and ranking ----------------------------------------------------------------
 
+#: Simulation seeds per contender and scenario (``vmsched arena --seeds``).
+DEFAULT_SEEDS = 3
+#: One contender beats another when its primary metric is better by more than this many
+#: standard errors of the difference (about a 95 % two-sided test for normal means).
+NOISE_SE = 2.0
+
+
 @dataclass
 class Cell:
     scenario: str
     contender: str
+    #: Each column's mean over the seeds (None if any seed has none).
     metrics: dict[str, Optional[float]]
     rank: Optional[int] = None
-    error: str = ""
+    #: Standard error of each mean over the seeds (None with one seed).
+    se: dict[str, Optional[float]] = field(default_factory=dict)
+    seeds: list[int] = field(default_factory=list)
+
+
+def combine(cells: Sequence[Mapping[str, Optional[float]]]) -> tuple[dict, dict]:
+    """Per-seed metrics → (mean, standard error of the mean) per column."""
+    means: dict[str, Optional[float]] = {}
+    ses: dict[str, Optional[float]] = {}
+    for k in COLUMNS:
+        xs = [m.get(k) for m in cells]
+        ok = all(x is not None and math.isfinite(x) for x in xs) and xs
+        means[k] = statistics.fmean(xs) if ok else None
+        ses[k] = statistics.stdev(xs) / math.sqrt(len(xs)) if ok and len(xs) > 1 else None
+    return means, ses
 
 
 def primary(s: ArenaScenario, cells: Sequence[Cell]) -> str:
@@ -169,46 +196,70 @@ def primary(s: ArenaScenario, cells: Sequence[Cell]) -> str:
     return "completion_ms" if all(c.metrics.get("completion_ms") is not None for c in cells) else "throughput_ops_s"
 
 
+def beats(a: Cell, b: Cell, key: str) -> bool:
+    """``a`` is better than ``b`` on ``key`` by more than ``NOISE_SE`` standard errors of the
+    difference (any margin with one seed); a cell without a value beats none and loses to all."""
+    va, vb = a.metrics.get(key), b.metrics.get(key)
+    if va is None:
+        return False
+    if vb is None:
+        return True
+    margin = (vb - va) if COLUMNS[key][1] else (va - vb)
+    return margin > NOISE_SE * math.hypot(a.se.get(key) or 0.0, b.se.get(key) or 0.0)
+
+
 def rank(cells: list[Cell], key: str) -> None:
-    lower = COLUMNS[key][1]
-    scored = [c for c in cells if c.metrics.get(key) is not None]
-    scored.sort(key=lambda c: (c.metrics[key] if lower else -c.metrics[key], c.contender))
-    for i, c in enumerate(scored, 1):
-        c.rank = i
     for c in cells:
-        if c.metrics.get(key) is None:
-            c.rank = len(cells)
+        c.rank = 1 + sum(beats(o, c, key) for o in cells if o is not c)
 
 
 def run_arena(scenarios: Sequence[ArenaScenario], contenders: Sequence[Contender],
               jobs: int | None = None, progress: bool = True,
-              out: Path | None = None, overrides: Sequence[Any] = ()) -> dict[str, list[Cell]]:
-    """Every contender on every scenario. ``overrides`` (``--set KEY=VALUE``,
+              out: Path | None = None, overrides: Sequence[Any] = (),
+              seeds: int = DEFAULT_SEEDS) -> dict[str, list[Cell]]:
+    """Every contender on every scenario, each with ``seeds`` simulation seeds: the scenario's
+    own seed and the ones after it. ``overrides`` (``--set KEY=VALUE``,
     :mod:`vmsched.overrides`) change every run, a contender applied, that has the field (as
     ``vmsched reproduce --set`` does); ``run_arena.last_overrides`` then says how many each
-    reached. Nothing runs if one reaches none or leaves a run invalid."""
+    reached. Nothing runs if one reaches none or leaves a run invalid. With ``out``, each
+    run's summary.json is written to ``out/<scenario>/<contender>@<seed>.json``."""
     from .batch import Run, simulate_all
     from .overrides import apply_overrides
     from .scenario import Scenario
 
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ValueError(f"seeds: expected a whole number >= 1, got {seeds!r}")
     planned: dict[str, list[Run]] = {}
     for s in scenarios:
         base = Scenario.from_file(s.path).to_dict()
         planned[s.name] = [Run(f"{s.name}/{c.name}", Scenario.from_dict(c.apply(base)).to_dict())
                            for c in contenders]  # from_dict validates: clear errors
     run_arena.last_overrides = apply_overrides(planned, overrides)
-    runs = {(s.name, c.name): run for s in scenarios for c, run in zip(contenders, planned[s.name])}
+    runs = {(s.name, c.name, seed): Run(f"{run.label}@{seed}", dict(run.scenario, seed=seed))
+            for s in scenarios for c, run in zip(contenders, planned[s.name])
+            for seed in range(run.scenario["seed"], run.scenario["seed"] + seeds)}
     results = simulate_all(runs.values(), jobs=jobs, progress=progress)
     table: dict[str, list[Cell]] = {}
     for s in scenarios:
+        written = set()
         cells = []
-        for c in contenders:
-            res = results[runs[(s.name, c.name)].key()]
-            cells.append(Cell(s.name, c.name, metrics(res.summary)))
-            if out is not None:
-                d = out / s.name
-                d.mkdir(parents=True, exist_ok=True)
-                atomic_write(d / f"{c.name}.json", res.json)
+        for c, run in zip(contenders, planned[s.name]):
+            mine = range(run.scenario["seed"], run.scenario["seed"] + seeds)
+            per_seed = []
+            for seed in mine:
+                res = results[runs[(s.name, c.name, seed)].key()]
+                per_seed.append(metrics(res.summary))
+                if out is not None:
+                    d = out / s.name
+                    d.mkdir(parents=True, exist_ok=True)
+                    atomic_write(d / f"{c.name}@{seed}.json", res.json)
+                    written.add(f"{c.name}@{seed}.json")
+            means, ses = combine(per_seed)
+            cells.append(Cell(s.name, c.name, means, se=ses, seeds=list(mine)))
+        if out is not None:
+            for stale in (out / s.name).glob("*.json"):
+                if stale.name not in written:
+                    stale.unlink()
         rank(cells, primary(s, cells))
         table[s.name] = cells
     return table
@@ -235,20 +286,36 @@ def fmt(v: Optional[float]) -> str:
 HEADERS = ["rank", "contender"] + [h for h, _ in COLUMNS.values()]
 
 
-def rows(cells: Sequence[Cell]) -> list[list[str]]:
-    return [[str(c.rank), c.contender] + [fmt(c.metrics.get(k)) for k in COLUMNS]
-            for c in sorted(cells, key=lambda c: (c.rank or 0, c.contender))]
+def cell_text(c: Cell, k: str, key: str) -> str:
+    """A column's mean; the primary metric with its standard error over the seeds."""
+    se = c.se.get(k) if k == key else None
+    return fmt(c.metrics.get(k)) + (f" ±{fmt(se)}" if se is not None and c.metrics.get(k) is not None else "")
+
+
+def ordered(cells: Sequence[Cell], key: str) -> list[Cell]:
+    """Best first: by rank, then by the primary metric's mean, then by name."""
+    sign = 1 if COLUMNS[key][1] else -1
+    return sorted(cells, key=lambda c: (c.rank or 0, c.metrics.get(key) is None,
+                                        sign * (c.metrics.get(key) or 0.0), c.contender))
+
+
+def rows(cells: Sequence[Cell], key: str) -> list[list[str]]:
+    """Table rows, best first; ``key`` is the primary metric (shown with its ± SE)."""
+    return [[str(c.rank), c.contender] + [cell_text(c, k, key) for k in COLUMNS]
+            for c in ordered(cells, key)]
 
 
 # ---- plots and report -------------------------------------------------------------------
 
 def plot_scenario(s: ArenaScenario, cells: Sequence[Cell], key: str, path: Path) -> Path:
     plt = pyplot()
-    cs = sorted(cells, key=lambda c: (c.rank or 0, c.contender))
+    cs = ordered(cells, key)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
     for ax, k in zip(axes, [key, "spin_pct" if key != "spin_pct" else "ctxsw_per_pcpu_s"]):
         vals = [c.metrics.get(k) or 0.0 for c in cs]
-        ax.bar(range(len(cs)), vals, color=["#1f77b4" if i == 0 else "#8fb8de" for i in range(len(cs))])
+        err = [(c.se.get(k) or 0.0) if k == key else 0.0 for c in cs]
+        ax.bar(range(len(cs)), vals, yerr=err if any(err) else None, capsize=2,
+               color=["#1f77b4" if c.rank == 1 else "#8fb8de" for c in cs])
         ax.set_xticks(range(len(cs)))
         ax.set_xticklabels([c.contender for c in cs], rotation=40, ha="right", fontsize=7)
         ax.set_title(COLUMNS[k][0] + (" (primary)" if k == key else ""), fontsize=9)
@@ -289,8 +356,16 @@ def write_report(scenarios: Sequence[ArenaScenario], contenders: Sequence[Conten
     images["ranks"] = plot_ranks(table, out / "ranks.png")
     for name, cells in table.items():
         images[name] = plot_scenario(by[name], cells, primary(by[name], cells), out / name / f"{name}.png")
-    md = ["# vmsched arena", "", "Generated by `vmsched arena`; every contender runs every scenario "
-          "with the scenario's seed. Rank 1 is best on the scenario's primary metric.", ""]
+    n_seeds = max((len(c.seeds) for cells in table.values() for c in cells), default=1)
+    method = (f"Generated by `vmsched arena`; every contender runs every scenario with the same "
+              f"{n_seeds} simulation seed{'s' if n_seeds > 1 else ''} (the scenario's own and the "
+              "ones after it), and each number is the mean over them; the primary metric shows ± "
+              "its standard error. Rank 1 is best on the scenario's primary metric: a contender's "
+              f"rank is 1 + the number of contenders better by more than {NOISE_SE:g} standard "
+              "errors of the difference, so contenders within the seeds' scatter of each other "
+              "share a rank." + ("" if n_seeds > 1 else " With one seed there is no scatter to "
+                                 "measure: only equal results share a rank (use --seeds 3 or more)."))
+    md = ["# vmsched arena", "", method, ""]
     changed = ("Changed with --set (runs reached of all runs): " + "; ".join(overrides) + "."
                if overrides else "")
     if changed:
@@ -299,7 +374,8 @@ def write_report(scenarios: Sequence[ArenaScenario], contenders: Sequence[Conten
           "", "## Overall (mean rank)", "",
           md_table(["contender", "mean rank"], [[k, f"{v:.2f}"] for k, v in overall(table)]), "",
           "![ranks](ranks.png)", ""]
-    body = ["<h1>vmsched arena</h1>"] + ([f"<p>{html.escape(changed)}</p>"] if changed else []) + [
+    body = ["<h1>vmsched arena</h1>", f"<p>{html.escape(method)}</p>"] + (
+        [f"<p>{html.escape(changed)}</p>"] if changed else []) + [
             "<h2>Overall (mean rank)</h2>",
             html_table(["contender", "mean rank"], [[k, f"{v:.2f}"] for k, v in overall(table)]),
             img_tag("ranks", images["ranks"].read_bytes())]
@@ -307,10 +383,10 @@ def write_report(scenarios: Sequence[ArenaScenario], contenders: Sequence[Conten
         s = by[name]
         key = primary(s, cells)
         md += [f"## {name}: {s.what}", "", f"Scenario `{s.path.name}`; primary metric: {COLUMNS[key][0]}.", "",
-               md_table(HEADERS, rows(cells)), "", f"![{name}]({name}/{name}.png)", ""]
+               md_table(HEADERS, rows(cells, key)), "", f"![{name}]({name}/{name}.png)", ""]
         body += [f"<h2>{html.escape(name)}: {html.escape(s.what)}</h2>",
                  f"<p>Primary metric: {html.escape(COLUMNS[key][0])}.</p>",
-                 html_table(HEADERS, rows(cells)), img_tag(name, images[name].read_bytes())]
+                 html_table(HEADERS, rows(cells, key)), img_tag(name, images[name].read_bytes())]
     atomic_write(out / "report.md", "\n".join(md).rstrip() + "\n")
     atomic_write(out / "report.html", HTML_PAGE.replace("%TITLE%", "vmsched arena").replace("%BODY%", "\n".join(body)))
     atomic_write(out / "arena.json", json.dumps(

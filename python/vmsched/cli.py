@@ -397,14 +397,14 @@ def cmd_arena(a: argparse.Namespace) -> int:
         return 0
     out = Path(a.out)
     table = arena.run_arena(scenarios, contenders, jobs=a.jobs, progress=not a.quiet, out=out,
-                            overrides=overrides)
+                            overrides=overrides, seeds=a.seeds)
     for line in arena.run_arena.last_overrides:
         print(f"--set {line}")
     for s in scenarios:
         cells = table[s.name]
         key = arena.primary(s, cells)
         print(f"\n{s.name}: {s.what} (rank by {arena.COLUMNS[key][0]})")
-        print(format_table(arena.HEADERS, arena.rows(cells)))
+        print(format_table(arena.HEADERS, arena.rows(cells, key)))
     print("\noverall (mean rank): " + ", ".join(f"{k} {v:.2f}" for k, v in arena.overall(table)))
     report = arena.write_report(scenarios, contenders, table, out, arena.run_arena.last_overrides)
     print(f"report: {report} and {out / 'report.md'}")
@@ -521,6 +521,10 @@ def build_parser() -> argparse.ArgumentParser:
     ar.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="change a field in every run that has it, the contender applied, e.g. "
                     "vms.*.vcpus=8 (a TOML value; repeatable)")
+    ar.add_argument("--seeds", type=_positive_int, metavar="N", default=3,
+                    help="simulation seeds per contender and scenario: the scenario's own and "
+                    "the N-1 after it; numbers are means, and contenders within the seeds' "
+                    "scatter share a rank (default: 3)")
     ar.add_argument("--only", action="append", metavar="GLOB",
                     help="only contenders / scenarios whose name matches (repeatable)")
     ar.add_argument("--jobs", "-j", type=_positive_int, metavar="N",
