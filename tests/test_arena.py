@@ -59,8 +59,12 @@ def test_equal_results_and_results_within_the_seeds_scatter_share_a_rank():
     assert ranks(("a", 10.0, 0.5), ("b", 11.0, 0.5)) == {"a": 1, "b": 1}
     # ... and beyond it with standard errors of 0.3 (2 x 0.42 = 0.85 < 1).
     assert ranks(("a", 10.0, 0.3), ("b", 11.0, 0.3)) == {"a": 1, "b": 2}
-    # A rank counts only the contenders clearly better: c is within reach of b, not of a.
+    # Tiers: b is clearly behind a and opens rank 2; c is within b's reach, so it shares it.
     assert ranks(("a", 10.0, 0.1), ("b", 12.5, 1.0), ("c", 13.0, 0.1)) == {"a": 1, "b": 2, "c": 2}
+    # Ranks follow the means: a noisy z is not clearly behind anyone but ranks below y.
+    assert ranks(("x", 28.0, 2.3), ("y", 34.1, 1.5), ("z", 115.0, 47.0)) == {"x": 1, "y": 2, "z": 2}
+    # Without a value: after every contender with one.
+    assert ranks(("a", None, None), ("b", 3.0, None), ("c", 3.0, None)) == {"a": 3, "b": 1, "c": 1}
 
 
 #: A user scenario whose results depend on the seed (exponential compute times).
@@ -202,3 +206,22 @@ def test_arena_set_that_a_contender_refuses_names_the_run_and_runs_nothing(cli, 
             "--set", "hypervisor.params.tslice_ms=10")
     assert r.code == 2 and "fairness/credit2" in r.err and "tslice_ms" in r.err, r
     assert len(r.err.strip().splitlines()) == 1 and not (tmp_path / "out").exists(), r
+
+
+def test_flexcore_acts_within_the_arena_scenarios_where_vcpus_spin(tmp_path):
+    """FlexCore decides on a 3 s PLE window and then hot-unplugs for ~3.5 s: the suite's
+    scenarios with PLE-visible spinning must run long enough for it to act."""
+    suite = {s.name: s for s in arena.suite()}
+    scenarios = [suite["sync-heavy"], suite["mixed-cloud"]]
+    contenders = [c for c in arena.CONTENDERS if c.name in ("cfs", "flexcore")]
+    table = arena.run_arena(scenarios, contenders, jobs=2, progress=False, out=tmp_path, seeds=1)
+    for name in ("sync-heavy", "mixed-cloud"):
+        runs = {c: json.loads((tmp_path / name / f"{c}@1.json").read_text()) for c in ("cfs", "flexcore")}
+        assert sum(vm["exits"]["ple"] for vm in runs["cfs"]["vms"]) > 0, name
+        acts = [a for a in runs["flexcore"]["actions"] if a["by"] == "flexcore"]
+        assert any(a["action"] == "set_online_vcpus" for a in acts), name  # it ballooned
+        # ... and bound the vCPUs left, where they fit 1:1 (mixed-cloud's five VMs keep at
+        # least one vCPU each on four pCPUs, so there it cannot bind).
+        assert any(a["action"] == "pin" for a in acts) == (name == "sync-heavy"), name
+        cells = {c.contender: c.metrics for c in table[name]}
+        assert cells["cfs"] != cells["flexcore"], name
