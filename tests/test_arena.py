@@ -225,3 +225,15 @@ def test_flexcore_acts_within_the_arena_scenarios_where_vcpus_spin(tmp_path):
         assert any(a["action"] == "pin" for a in acts) == (name == "sync-heavy"), name
         cells = {c.contender: c.metrics for c in table[name]}
         assert cells["cfs"] != cells["flexcore"], name
+
+
+def test_dp_pins_in_the_cache_sensitive_scenario(tmp_path):
+    """DP is credit plus affinity pinning: in the cache-sensitive scenario its runs must differ
+    from credit's (until session 29 the scenario ended inside one credit slice, and DP, CSRC,
+    Flex and credit gave the same run)."""
+    s = {x.name: x for x in arena.suite()}["cache-sensitive"]
+    contenders = [c for c in arena.CONTENDERS if c.name in ("credit", "dp")]
+    table = arena.run_arena([s], contenders, jobs=2, progress=False, seeds=1)
+    cells = {c.contender: c.metrics for c in table["cache-sensitive"]}
+    assert cells["credit"]["migrations"] > 0
+    assert cells["dp"]["migrations"] != cells["credit"]["migrations"]

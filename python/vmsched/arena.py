@@ -158,7 +158,7 @@ def suite() -> list[ArenaScenario]:
         ArenaScenario("blocking-heavy", d / "arena" / "blocking-heavy.toml", "completion_ms", "blocking-heavy parallel"),
         ArenaScenario("fairness", d / "arena" / "fairness.toml", "lag_pct", "heterogeneous vCPU counts"),
         ArenaScenario("consolidation", d / "consolidation-specvirt.toml", "p99_ms", "server consolidation (latency)", 100.0),
-        ArenaScenario("cache-sensitive", d / "arena" / "cache-sensitive.toml", "completion_ms", "cache-sensitive"),
+        ArenaScenario("cache-sensitive", d / "arena" / "cache-sensitive.toml", "completion_ms", "cache-sensitive (STREAM beside a bursty VM)"),
         ArenaScenario("numa-spread", d / "arena" / "numa-spread.toml", "completion_ms", "NUMA-spread"),
         ArenaScenario("mixed-cloud", d / "arena" / "mixed-cloud.toml", "p99_ms", "mixed cloud host", 400.0),
     ]
