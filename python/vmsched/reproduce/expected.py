@@ -814,7 +814,8 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "1 KiB (529 pins a run), and DP / credit there is 0.996."),
         "Exchange: DP is faster than credit at every message size of the CPU-bound range (128 B - 128 KiB)":
             Gap(
-                "As Sendrecv: a tie at 1 KiB (no pin), and DP's pins end at each blocking receive.",
+                "DP is slower than credit at 16 and 128 KiB (the waits of pinned ranks, which no "
+                "idle pCPU may take, fall on the ring's critical path) and ties at 1 KiB (no pin).",
                 "model result after the wake-race fix (session 15: under xen34 a wake-up raised in a "
                 "vCPU's exit takes effect when the exit is handled, so the waker's pCPU reschedules "
                 "before a tickled idler can steal the woken vCPU; docs/policies.md ## credit_wake), 10 "
