@@ -65,6 +65,7 @@ def test_equal_results_and_results_within_the_seeds_scatter_share_a_rank():
     assert ranks(("x", 28.0, 2.3), ("y", 34.1, 1.5), ("z", 115.0, 47.0)) == {"x": 1, "y": 2, "z": 2}
     # Without a value: after every contender with one.
     assert ranks(("a", None, None), ("b", 3.0, None), ("c", 3.0, None)) == {"a": 3, "b": 1, "c": 1}
+    assert ranks(("a", None, None), ("b", 3.0, None), ("c", None, None)) == {"a": 2, "b": 1, "c": 2}
 
 
 #: A user scenario whose results depend on the seed (exponential compute times).

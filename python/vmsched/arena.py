@@ -223,7 +223,7 @@ def rank(cells: list[Cell], key: str) -> None:
     the seeds' scatter of the tier's best share a rank. Cells without a value come last."""
     head: Optional[Cell] = None
     for i, c in enumerate(ordered_by_mean(cells, key), 1):
-        if head is None or c.metrics.get(key) is None or beats(head, c, key):
+        if head is None or beats(head, c, key):
             head = c
             c.rank = i
         else:
