@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from .htmlreport import HTML_PAGE, atomic_write, html_table, img_tag, md_table, pyplot, save_png
+from .htmlreport import HTML_PAGE, atomic_write, html_table, img_tag, md_table, pyplot, save_png, write_json_files
 
 
 @dataclass(frozen=True)
@@ -267,7 +267,7 @@ def run_arena(scenarios: Sequence[ArenaScenario], contenders: Sequence[Contender
     results = simulate_all(runs.values(), jobs=jobs, progress=progress)
     table: dict[str, list[Cell]] = {}
     for s in scenarios:
-        written = set()
+        texts: dict[str, str] = {}
         cells = []
         for c, run in zip(contenders, planned[s.name]):
             mine = range(run.scenario["seed"], run.scenario["seed"] + seeds)
@@ -275,17 +275,11 @@ def run_arena(scenarios: Sequence[ArenaScenario], contenders: Sequence[Contender
             for seed in mine:
                 res = results[runs[(s.name, c.name, seed)].key()]
                 per_seed.append(metrics(res.summary))
-                if out is not None:
-                    d = out / s.name
-                    d.mkdir(parents=True, exist_ok=True)
-                    atomic_write(d / f"{c.name}@{seed}.json", res.json)
-                    written.add(f"{c.name}@{seed}.json")
+                texts[f"{c.name}@{seed}.json"] = res.json
             means, ses = combine(per_seed)
             cells.append(Cell(s.name, c.name, means, se=ses, seeds=list(mine)))
         if out is not None:
-            for stale in (out / s.name).glob("*.json"):
-                if stale.name not in written:
-                    stale.unlink()
+            write_json_files(out / s.name, texts)
         rank(cells, primary(s, cells))
         table[s.name] = cells
     return table

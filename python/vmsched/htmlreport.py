@@ -86,3 +86,15 @@ def atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+
+
+def write_json_files(folder: Path, texts: "dict[str, str]") -> None:
+    """Write each ``name.json`` of ``texts`` into ``folder`` (created if missing), then remove
+    every other ``*.json`` there: the folder holds exactly these results, none left from an
+    earlier run (the new files are written before any old one goes)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        atomic_write(folder / name, text)
+    for old in folder.glob("*.json"):
+        if old.name not in texts:
+            old.unlink()

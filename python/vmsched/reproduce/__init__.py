@@ -84,19 +84,11 @@ def reproduce(repros: Sequence[Reproduction], quick: bool = False, out: str | Pa
 
 
 def _write_runs(folder: Path, by_label: dict) -> None:
-    """The raw results of a reproduction's runs, one ``runs/<label>.json`` each. A result file
-    of a run this reproduction no longer has (from an earlier vmsched, or the other mode) is
-    removed once the new ones are written, so the folder holds this report's runs only."""
-    from ..htmlreport import atomic_write
+    """The raw results of a reproduction's runs, one ``runs/<label>.json`` each; result files
+    of runs it no longer has (from an earlier vmsched, or the other mode) are removed."""
+    from ..htmlreport import write_json_files
 
-    runs = folder / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    for label, res in by_label.items():
-        atomic_write(runs / f"{label}.json", res.json)
-    keep = {f"{label}.json" for label in by_label}
-    for old in runs.glob("*.json"):
-        if old.name not in keep:
-            old.unlink()
+    write_json_files(folder / "runs", {f"{label}.json": res.json for label, res in by_label.items()})
 
 
 reproduce.last_wall_s = 0.0
