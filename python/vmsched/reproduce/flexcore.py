@@ -228,8 +228,9 @@ def _dedup(k: float) -> dict:
     address-space lock and the I/O lock (:data:`DEDUP_LOCKS`), then a blocking wait of
     exp(``wait_us``) for the pipeline and the output (seed 000 §4.2).
     The wait is a ``sleep`` (the thread blocks, its vCPU halts, a timer wakes it): an ``io``
-    would also fit, but then one FlexCore run never completes its ballooning (calibration.toml,
-    flexcore.dedup)."""
+    would also fit, but then one FlexCore run never completes its ballooning: its granted ticket
+    waiters stall in a livelock of dispatches shorter than a world switch (calibration.toml,
+    flexcore.dedup and the session 30 record)."""
     n = int(fitted("flexcore.dedup.sections"))
     body: list[dict] = [{"op": "compute", "us": {"dist": "exp", "mean_us": compute_us("dedup")}}]
     body += [_dedup_lock(DEDUP_LOCKS[i % len(DEDUP_LOCKS)]) for i in range(n)]

@@ -231,17 +231,21 @@ impl World {
         pc.llc_refill_dram_ns += dram;
     }
 
-    /// The refill waits while `v`'s thread is inside a spinlock critical section: the refill is
-    /// the thread's working set (`ws_kib`) re-fetched after foreign work, which the thread
-    /// touches when it runs its own code again; the section touches the lock and the few lines
-    /// it protects, whose cost its length holds. Paying the whole working set first would let a
-    /// holder dispatched for a few µs at a time (directed yields from its waiters' pause-loop
-    /// exits rescheduling its pCPU, Linux `yield_to(p, true)`) never finish its section while
-    /// every waiter spins (session 23: a FlexCore run of dedup livelocked so).
+    /// The refill waits while `v`'s thread takes over a granted spinlock or runs its critical
+    /// section (`Activity::on_lock_lines`): the refill is the thread's working set (`ws_kib`)
+    /// re-fetched after foreign work, which the thread touches when it runs its own code again;
+    /// the hand-off reads the lock word and the section touches the few lines it protects,
+    /// whose cost their lengths hold. Paying the whole working set first would let a holder
+    /// dispatched for a few µs at a time (directed yields from its waiters' pause-loop exits
+    /// rescheduling its pCPU, Linux `yield_to(p, true)`) never finish its section while every
+    /// waiter spins (session 23: a FlexCore run of dedup livelocked so), and a waiter granted
+    /// the lock while descheduled never finish the hand-off (session 30: two such waiters of two
+    /// VMs sharing a pCPU, each dispatched by its own VM's spinners' directed yields for less
+    /// than the world switch, held a FlexCore dedup run with I/O waits for 16 s).
     pub(crate) fn refill_deferred(&self, v: VcpuId) -> bool {
         self.vcpus[v]
             .cur
-            .map_or(false, |t| self.threads[t].act.in_critical_section())
+            .map_or(false, |t| self.threads[t].act.on_lock_lines())
     }
 
     /// Refill debt of a vCPU after `owed` more for thread `t` on pCPU `p`: what it still owed

@@ -307,6 +307,12 @@ impl Activity {
     pub fn in_critical_section(&self) -> bool {
         matches!(self, Activity::Compute { then: AfterCompute::ReleaseLock(_), .. })
     }
+    /// Touching only a spinlock's word and the lines it protects: taking over a granted lock
+    /// (the hand-off) or running its critical section. Such work runs before its vCPU pays a
+    /// refill debt (`World::refill_deferred`).
+    pub fn on_lock_lines(&self) -> bool {
+        matches!(self, Activity::LockGranted { .. }) || self.in_critical_section()
+    }
     /// Spinning in a PAUSE loop at CPL0, visible to pause-loop exiting.
     pub fn kernel_spin(&self) -> bool {
         matches!(self, Activity::SpinLock { .. } | Activity::IpiWait { .. } | Activity::MutexSpin { .. })

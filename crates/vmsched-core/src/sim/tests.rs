@@ -861,13 +861,14 @@ fn a_vcpu_taken_offline_while_preempted_comes_back_online_not_preempted() {
     sim.run_until(t + 20 * NS_PER_MS).unwrap();
 }
 
-/// The same two VMs with FlexCore's full 3 s window, seed 3: a vCPU is unplugged while
+/// The same two VMs with FlexCore's full 3 s window, seed 18: a vCPU is unplugged while
 /// preempted and FlexCore later re-inflates, so it comes back online. It must come back halted
 /// and not reported preempted to its guest; the invariant checker (on here) fails the run at
 /// the next check if the steal-time flag is stale. The case depends on the trajectory (seed 3
 /// produced it until session 12's fix of the refill model, then seed 107 until session 20's cap
-/// on the refill debt and synchronous `cpu_down`, then seed 3 until session 23's refill deferral;
-/// now seeds 1, 5, 7, 14, ... of 1-60), so
+/// on the refill debt and synchronous `cpu_down`, then seed 3 until session 23's refill deferral,
+/// then seeds 1, 5, 7, 14, ... of 1-60 until session 30 deferred it for a granted waiter's
+/// hand-off too; now seeds 18 and 30 of 1-40), so
 /// the test first asserts that it arose, observing every 0.5 ms (observation does not change a
 /// run: `sim::control` tests). The direct case, without FlexCore, is
 /// `a_vcpu_taken_offline_while_preempted_comes_back_online_not_preempted`.
@@ -876,7 +877,7 @@ fn a_vcpu_unplugged_while_preempted_comes_back_not_preempted() {
     let text = include_str!("testdata/hv-debt-livelock.json").replace(", \"window\": \"available\"", "");
     assert!(!text.contains("\"window\""));
     let sc = crate::scenario::from_json_str(&text).unwrap();
-    let ov = Overrides { scheduler: None, seed: Some(1), check: true };
+    let ov = Overrides { scheduler: None, seed: Some(18), check: true };
     let mut sim = Simulation::new(&sc, &ov).unwrap();
     let (mut t, mut down, mut came_back) = (0, Vec::new(), 0);
     while sim.w.vms.iter().any(|m| m.finished_at.is_none()) {
@@ -1521,3 +1522,48 @@ fn a_lock_holder_finishes_its_critical_section_before_paying_the_refill() {
     assert_eq!(compute_left(&sim), before, "no progress while the refill is owed");
     assert!(sim.w.vcpus[v].refill_debt_ns < debt);
 }
+
+/// Session 30: a waiter granted a ticket lock while descheduled (`LockGranted`) takes the lock
+/// over before its vCPU pays the refill debt, as a holder runs its section first: the hand-off
+/// reads only the lock word. With the refill first, two such waiters of two VMs sharing a pCPU,
+/// each dispatched for a few µs by its own VM's spinners' directed yields, never took their
+/// locks (a FlexCore dedup run with I/O waits stood for 16 s).
+#[test]
+fn a_granted_waiter_takes_its_lock_before_paying_the_refill() {
+    let text = r#"
+        duration_ms = 100
+        [host]
+        cores_per_socket = 2
+        [[vms]]
+        vcpus = 1
+        [[vms.workloads]]
+        kind = "custom"
+        groups = [{ threads = 1, working_set_kib = 512, program = [
+          { op = "forever", body = [
+            { op = "compute", us = { dist = "fixed", us = 5000 } },
+            { op = "lock", lock = "l", cs_us = 5000 },
+          ] },
+        ] }]
+        "#;
+    let sc = from_toml_str(text).unwrap();
+    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+    let v = 0;
+    sim.run_until(7 * NS_PER_MS).unwrap();
+    let t = sim.w.vcpus[v].cur.unwrap();
+    let Activity::Compute { then: AfterCompute::ReleaseLock(lock), .. } = sim.w.threads[t].act else {
+        panic!("the thread holds its lock at 7 ms")
+    };
+    // The lock handed to the thread (its holder already), 300 ns of hand-off to run, and a
+    // refill owed below the whole 512 KiB from memory (about 65 µs).
+    sim.w.advance(v);
+    let now = sim.w.now();
+    sim.w.threads[t].act = Activity::LockGranted { lock, left: 300, since: now };
+    let debt: Ns = 60_000;
+    sim.w.vcpus[v].refill_debt_ns = debt;
+    sim.w.arm_exec(v);
+    sim.run_until(now + 1_000).unwrap();
+    sim.w.advance(v);
+    assert!(sim.w.threads[t].act.in_critical_section(), "in the section 1 µs later: {:?}", sim.w.threads[t].act);
+    assert_eq!(sim.w.vcpus[v].refill_debt_ns, debt, "nothing of the debt paid before the section");
+}
+
