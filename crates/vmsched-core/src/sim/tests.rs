@@ -1457,13 +1457,9 @@ fn the_cache_accounting_counts_the_refill_paid_not_what_a_capped_debt_dropped() 
     assert!((sim.w.pcpus[p].llc_refill_dram_ns - dram0 - whole as f64).abs() < 1.0);
 }
 
-/// A thread dispatched inside a spinlock critical section runs the section before its vCPU
-/// pays the refill debt, and pays it after the release (`hv::machine` `refill_deferred`, session
-/// 23); a thread running its own code pays the debt first. Before, a holder dispatched for a
-/// few µs at a time owed its whole working set again at each dispatch and never finished its
-/// section while its waiters spun (a FlexCore run of dedup livelocked so).
-#[test]
-fn a_lock_holder_finishes_its_critical_section_before_paying_the_refill() {
+/// One 1-vCPU VM whose one thread (512 KiB working set) alternates 5 ms of compute with 5 ms
+/// holding lock `l`, from t = 0; checked every event.
+fn compute_then_hold_sim() -> Simulation {
     let text = r#"
         duration_ms = 100
         [host]
@@ -1480,7 +1476,17 @@ fn a_lock_holder_finishes_its_critical_section_before_paying_the_refill() {
         ] }]
         "#;
     let sc = from_toml_str(text).unwrap();
-    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+    Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap()
+}
+
+/// A thread dispatched inside a spinlock critical section runs the section before its vCPU
+/// pays the refill debt, and pays it after the release (`hv::machine` `refill_deferred`, session
+/// 23); a thread running its own code pays the debt first. Before, a holder dispatched for a
+/// few µs at a time owed its whole working set again at each dispatch and never finished its
+/// section while its waiters spun (a FlexCore run of dedup livelocked so).
+#[test]
+fn a_lock_holder_finishes_its_critical_section_before_paying_the_refill() {
+    let mut sim = compute_then_hold_sim();
     let v = 0;
     let in_section = |sim: &Simulation| {
         let t = sim.w.vcpus[v].cur.unwrap();
@@ -1530,23 +1536,7 @@ fn a_lock_holder_finishes_its_critical_section_before_paying_the_refill() {
 /// locks (a FlexCore dedup run with I/O waits stood for 16 s).
 #[test]
 fn a_granted_waiter_takes_its_lock_before_paying_the_refill() {
-    let text = r#"
-        duration_ms = 100
-        [host]
-        cores_per_socket = 2
-        [[vms]]
-        vcpus = 1
-        [[vms.workloads]]
-        kind = "custom"
-        groups = [{ threads = 1, working_set_kib = 512, program = [
-          { op = "forever", body = [
-            { op = "compute", us = { dist = "fixed", us = 5000 } },
-            { op = "lock", lock = "l", cs_us = 5000 },
-          ] },
-        ] }]
-        "#;
-    let sc = from_toml_str(text).unwrap();
-    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+    let mut sim = compute_then_hold_sim();
     let v = 0;
     sim.run_until(7 * NS_PER_MS).unwrap();
     let t = sim.w.vcpus[v].cur.unwrap();
