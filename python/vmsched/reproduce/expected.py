@@ -360,8 +360,8 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "its ratio to the 1VM run 3.39 -> 3.22, seed 3.2) more than the FlexCore run (1.71 -> "
                 "1.69 s; 1VM 1.27 s, means of seeds 1-3 at time scale 10), whose first 41 % (the 3 s "
                 "window and the 3.5 s hotplug) runs at the 2VM's pace. The seed's 79.6 % puts its "
-                "FlexCore dedup at 0.204 x 3.2 = 0.65x its 1VM time, faster than with 12 dedicated "
-                "vCPUs and a phase before the binding; the model's dedup, ballooned, still queues "
+                "FlexCore dedup at 0.204 x 3.2 = 0.65x its 1VM time, its phase before the binding "
+                "included: faster than with 12 dedicated vCPUs. The model's dedup, ballooned, queues "
                 "12 workers on its two contended ticket locks (see dedup_spin_pct_flexcore)"),
         "swaptions_reduction_pct":
             Gap(

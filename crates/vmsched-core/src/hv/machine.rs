@@ -235,7 +235,7 @@ impl World {
     /// section (`Activity::on_lock_lines`): the refill is the thread's working set (`ws_kib`)
     /// re-fetched after foreign work, which the thread touches when it runs its own code again;
     /// the hand-off reads the lock word and the section touches the few lines it protects,
-    /// whose cost their lengths hold. Paying the whole working set first would let a holder
+    /// whose costs their lengths hold. Paying the whole working set first would let a holder
     /// dispatched for a few µs at a time (directed yields from its waiters' pause-loop exits
     /// rescheduling its pCPU, Linux `yield_to(p, true)`) never finish its section while every
     /// waiter spins (session 23: a FlexCore run of dedup livelocked so), and a waiter granted
