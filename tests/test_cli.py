@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 
 import pytest
 
@@ -53,6 +54,27 @@ def test_run_set_with_a_wrong_value_names_the_field_not_a_json_position(cli, tin
     r = cli("run", tiny_toml.name, "--set", "vms.0.vcpus=many")
     assert r.code == 2 and "vms[0].vcpus" in r.err and tiny_toml.name in r.err, r
     assert "column" not in r.err, r
+
+
+def test_run_says_when_a_run_to_completion_stopped_at_its_limit_unfinished(cli, write):
+    finite = """\
+        name = "short-limit"
+        seed = 1
+        max_duration_ms = {limit}
+        [host]
+        cores_per_socket = 2
+        [[vms]]
+        name = "batch"
+        vcpus = 2
+        workloads = [{{ kind = "parallel", threads = 2, iterations = 200 }}]
+        """
+    write("cut.toml", textwrap.dedent(finite.format(limit=5)))
+    r = cli("run", "cut.toml")
+    assert r.code == 0, r
+    assert "max_duration_ms (5 ms)" in r.err and "batch unfinished" in r.err, r
+    write("done.toml", textwrap.dedent(finite.format(limit=600000)))
+    r = cli("run", "done.toml")
+    assert r.code == 0 and "unfinished" not in r.err, r
 
 
 def test_run_quiet_prints_nothing(cli, tiny_toml):

@@ -159,6 +159,23 @@ def run_header(res, name: str) -> str:
             f"context switches per pCPU-second: {_fmt(ctx, '.1f')}")
 
 
+def unfinished_note(res) -> str | None:
+    """A run to completion that stopped at its limit with VMs unfinished, in one line (None
+    otherwise): the table's throughput column then hides that their work did not complete."""
+    sc = res.summary.get("scenario") or {}
+    limit_ms = sc.get("max_duration_ms")
+    if sc.get("duration_ms") is not None or limit_ms is None or res.sim_time_ns < limit_ms * 1e6:
+        return None
+    names = [vm.get("name") or f"vm{i}" for i, vm in enumerate(res.summary.get("vms") or [])
+             if not vm.get("finished")]
+    if not names:
+        return None
+    return (f"note: the run stopped at max_duration_ms ({limit_ms:g} ms) with {', '.join(names)} "
+            f"unfinished; raise max_duration_ms if their work is only long, or see docs/scenarios.md "
+            f"(what validation does not catch) and docs/model.md (the directed-yield ping-pong) "
+            f"for runs that cannot finish")
+
+
 # -- commands -----------------------------------------------------------------------------
 
 def _load(path: str):
@@ -222,6 +239,9 @@ def cmd_run(a: argparse.Namespace) -> int:
     if not a.quiet:
         print(run_header(res, sc.name))
         print(vm_table(res))
+        note = unfinished_note(res)
+        if note:
+            print(note, file=sys.stderr)
         if a.out:
             print(f"results written to {a.out}/summary.json (+ vms/vcpus/pcpus .csv"
                   f"{'' if a.no_parquet else ' and .parquet'})")
