@@ -63,7 +63,7 @@ and 10 the results of vips, swaptions and streamcluster agree within a few per c
 move more (calibration.toml, the flexcore comment).
 
 Leaves out: Linux 3.13's directed yield without the kernel-mode filter (the model keeps
-Linux 4.15+'s ``yield_to_kernel_mode``; see :func:`hypervisor`), interrupts masked on dedup's
+Linux 4.15+'s ``yield_to_kernel_mode``; see :func:`hypervisor`),
 dedup's pipeline stage by stage (one lumped wait per iteration stands for it),
 the guest's own scalability limits at 12 vCPUs beyond dedup's two kernel locks, the
 applications' lighter start-up phases (the model's workers contend from the start, so
@@ -233,10 +233,10 @@ def _dedup(k: float) -> dict:
     ``sections`` short spinlock sections of :data:`DEDUP_SECTION_US` alternating between the
     address-space lock and the I/O lock (:data:`DEDUP_LOCKS`), then a blocking wait of
     exp(``wait_us``) for the pipeline and the output (seed 000 §4.2).
-    The wait is a ``sleep`` (the thread blocks, its vCPU halts, a timer wakes it): an ``io``
-    would also fit, but then one FlexCore run never completes its ballooning: its granted ticket
-    waiters stall in a livelock of dispatches shorter than a world switch (calibration.toml,
-    flexcore.dedup and the session 30 record)."""
+    The wait is a ``sleep`` (the thread blocks, its vCPU halts, a timer wakes it), with which
+    the fits were made: an ``io`` would also fit, but one FlexCore run with it used to stall, its
+    granted ticket waiters in a livelock (fixed or no longer reached since session 30:
+    calibration.toml, flexcore.dedup and the session 30 record)."""
     n = int(fitted("flexcore.dedup.sections"))
     body: list[dict] = [{"op": "compute", "us": {"dist": "exp", "mean_us": compute_us("dedup")}}]
     body += [_dedup_lock(DEDUP_LOCKS[i % len(DEDUP_LOCKS)]) for i in range(n)]
