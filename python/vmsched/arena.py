@@ -261,16 +261,20 @@ def run_arena(scenarios: Sequence[ArenaScenario], contenders: Sequence[Contender
         planned[s.name] = [Run(f"{s.name}/{c.name}", Scenario.from_dict(c.apply(base)).to_dict())
                            for c in contenders]  # from_dict validates: clear errors
     run_arena.last_overrides = apply_overrides(planned, overrides)
+
+    def seeds_of(run: Run) -> range:
+        return range(run.scenario["seed"], run.scenario["seed"] + seeds)
+
     runs = {(s.name, c.name, seed): Run(f"{run.label}@{seed}", dict(run.scenario, seed=seed))
             for s in scenarios for c, run in zip(contenders, planned[s.name])
-            for seed in range(run.scenario["seed"], run.scenario["seed"] + seeds)}
+            for seed in seeds_of(run)}
     results = simulate_all(runs.values(), jobs=jobs, progress=progress)
     table: dict[str, list[Cell]] = {}
     for s in scenarios:
         texts: dict[str, str] = {}
         cells = []
         for c, run in zip(contenders, planned[s.name]):
-            mine = range(run.scenario["seed"], run.scenario["seed"] + seeds)
+            mine = seeds_of(run)
             per_seed = []
             for seed in mine:
                 res = results[runs[(s.name, c.name, seed)].key()]

@@ -417,7 +417,8 @@ def cmd_arena(a: argparse.Namespace) -> int:
         return 0
     out = Path(a.out)
     table = arena.run_arena(scenarios, contenders, jobs=a.jobs, progress=not a.quiet, out=out,
-                            overrides=overrides, seeds=a.seeds)
+                            overrides=overrides,
+                            seeds=arena.DEFAULT_SEEDS if a.seeds is None else a.seeds)
     for line in arena.run_arena.last_overrides:
         print(f"--set {line}")
     for s in scenarios:
@@ -541,7 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
     ar.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="change a field in every run that has it, the contender applied, e.g. "
                     "vms.*.vcpus=8 (a TOML value; repeatable)")
-    ar.add_argument("--seeds", type=_positive_int, metavar="N", default=3,
+    ar.add_argument("--seeds", type=_positive_int, metavar="N",
                     help="simulation seeds per contender and scenario: the scenario's own and "
                     "the N-1 after it; numbers are means, and contenders within the seeds' "
                     "scatter share a rank (default: 3)")
