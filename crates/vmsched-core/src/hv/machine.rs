@@ -6,7 +6,8 @@
 //! - a running vCPU first pays its hypervisor debt (world switch, exit handling), then runs
 //!   pending interrupt handlers, then refills its cold working set, then its guest thread;
 //!   each is an interval, never a loop (`advance`, `arm_exec`). A thread dispatched inside a
-//!   spinlock critical section runs the section before the refill (`refill_deferred`);
+//!   spinlock critical section runs the section before the refill, and so does a spin-wait
+//!   (`refill_deferred`);
 //! - virtual IPIs (reference §4.9, seed 004 §5): to a running vCPU via a physical IPI that
 //!   forces an external-interrupt exit and injection; to a runnable-but-descheduled vCPU,
 //!   pending until it next runs; to a halted vCPU, waking it in the hypervisor;
@@ -231,21 +232,23 @@ impl World {
         pc.llc_refill_dram_ns += dram;
     }
 
-    /// The refill waits while `v`'s thread takes over a granted spinlock or runs its critical
-    /// section (`Activity::on_lock_lines`): the refill is the thread's working set (`ws_kib`)
-    /// re-fetched after foreign work, which the thread touches when it runs its own code again;
-    /// the hand-off reads the lock word and the section touches the few lines it protects,
-    /// whose costs their lengths hold. Paying the whole working set first would let a holder
-    /// dispatched for a few µs at a time (directed yields from its waiters' pause-loop exits
-    /// rescheduling its pCPU, Linux `yield_to(p, true)`) never finish its section while every
-    /// waiter spins (session 23: a FlexCore run of dedup livelocked so), and a waiter granted
-    /// the lock while descheduled never finish the hand-off (session 30: two such waiters of two
-    /// VMs sharing a pCPU, each dispatched by its own VM's spinners' directed yields for less
-    /// than the world switch, held a FlexCore dedup run with I/O waits for 16 s).
+    /// The refill waits while `v`'s thread spin-waits, takes over a granted spinlock or runs
+    /// its critical section (`Activity::on_few_lines`): the refill is the thread's working set
+    /// (`ws_kib`) re-fetched after foreign work, which the thread touches when it runs its own
+    /// code again; a spin loop polls one word, the hand-off reads the lock word and the section
+    /// touches the few lines it protects, whose costs their lengths hold. Paying the whole
+    /// working set first would let a holder dispatched for a few µs at a time (directed yields
+    /// from its waiters' pause-loop exits rescheduling its pCPU, Linux `yield_to(p, true)`)
+    /// never finish its section while every waiter spins (session 23: a FlexCore run of dedup
+    /// livelocked so), a waiter granted the lock while descheduled never finish the hand-off
+    /// (session 30: two such waiters of two VMs sharing a pCPU, each dispatched by its own VM's
+    /// spinners' directed yields for less than the world switch, held a FlexCore dedup run with
+    /// I/O waits for 16 s), and a dispatched spinner refetch a working set before it reads the
+    /// word it waits on (session 31).
     pub(crate) fn refill_deferred(&self, v: VcpuId) -> bool {
         self.vcpus[v]
             .cur
-            .map_or(false, |t| self.threads[t].act.on_lock_lines())
+            .map_or(false, |t| self.threads[t].act.on_few_lines())
     }
 
     /// Refill debt of a vCPU after `owed` more for thread `t` on pCPU `p`: what it still owed

@@ -307,11 +307,19 @@ impl Activity {
     pub fn in_critical_section(&self) -> bool {
         matches!(self, Activity::Compute { then: AfterCompute::ReleaseLock(_), .. })
     }
-    /// Touching only a spinlock's word and the lines it protects: taking over a granted lock
-    /// (the hand-off) or running its critical section. Such work runs before its vCPU pays a
-    /// refill debt (`World::refill_deferred`).
-    pub fn on_lock_lines(&self) -> bool {
-        matches!(self, Activity::LockGranted { .. }) || self.in_critical_section()
+    /// Touching only a few lines, not the thread's working set: polling a word in a spin-wait
+    /// (a spinlock's, an IPI's acknowledgement, a mutex owner's, a barrier's), taking over a
+    /// granted lock (the hand-off) or running a spinlock's critical section. Such work runs
+    /// before its vCPU pays a refill debt (`World::refill_deferred`).
+    pub fn on_few_lines(&self) -> bool {
+        matches!(
+            self,
+            Activity::LockGranted { .. }
+                | Activity::SpinLock { .. }
+                | Activity::IpiWait { .. }
+                | Activity::MutexSpin { .. }
+                | Activity::BarrierSpin { .. }
+        ) || self.in_critical_section()
     }
     /// Spinning in a PAUSE loop at CPL0, visible to pause-loop exiting.
     pub fn kernel_spin(&self) -> bool {
