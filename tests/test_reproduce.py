@@ -73,6 +73,25 @@ def test_report_lists_every_quantity_with_seed_value_and_verdict(quick_all):
     assert 0 < t["numeric"] and t["within"] <= t["numeric"]
 
 
+def test_the_report_opens_with_each_reproductions_verdicts_at_a_glance(quick_all):
+    """A reader asking "does it reproduce paper X?" finds one row per reproduction, before
+    the list of misses, whose counts are that reproduction's own."""
+    data, out, _ = quick_all
+    md = (out / "report.md").read_text()
+    glance = md.index("## At a glance")
+    assert glance < md.index("## Out of tolerance or not holding")
+    lines = md[glance:].split("\n\n")[1].splitlines()
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]] for line in lines[2:]}
+    assert set(rows) == {o["name"] for o in data["outcomes"]}
+    for o in data["outcomes"]:
+        numeric = [q for q in o["quantities"] if q["seed"] is not None]
+        within = sum(1 for q in numeric if q["within"])
+        claims = o["claims"]
+        assert rows[o["name"]][2].startswith(f"{within} of {len(numeric)}"), (o["name"], rows[o["name"]])
+        assert rows[o["name"]][3] == f"{sum(1 for c in claims if c['holds'])} of {len(claims)}"
+    assert "At a glance" in (out / "report.html").read_text()
+
+
 def test_every_gap_names_a_quantity_or_claim_of_its_reproduction():
     """A GAPS entry keyed by a misspelt quantity or an old claim text would never be shown."""
     registry = rp.registry()

@@ -88,6 +88,20 @@ def summary_lines(outcomes: Sequence[Outcome], quick: bool, wall_s: float,
     ]
 
 
+AT_A_GLANCE = ["reproduction", "seed", "quantities within", "claims holding"]
+
+
+def at_a_glance(outcomes: Sequence[Outcome]) -> list[list[str]]:
+    """One row per reproduction: its seed and figure, its numeric quantities within tolerance
+    (of those with a seed value; fitted ones counted apart) and its claims holding."""
+    out = []
+    for o in outcomes:
+        t = tally([o])
+        within = f"{t['within']} of {t['numeric']}" + (f" ({t['fitted']} fitted)" if t["fitted"] else "")
+        out.append([o.name, f"{o.seed_file}, {o.figure}", within, f"{t['claims_hold']} of {t['claims']}"])
+    return out
+
+
 NO_ANALYSIS = "no analysis yet"
 
 
@@ -123,6 +137,7 @@ def to_markdown(outcomes: Sequence[Outcome], quick: bool, wall_s: float,
              "`python/vmsched/reproduce/calibration.toml` (see docs/calibration.md). "
              + SPREAD_NOTE, ""]
     parts += [f"- {s}" for s in summary_lines(outcomes, quick, wall_s, overrides)] + [""]
+    parts += ["## At a glance", "", md_table(AT_A_GLANCE, at_a_glance(outcomes)), ""]
     fails = failures(outcomes)
     if fails:
         parts += ["## Out of tolerance or not holding", "",
@@ -152,7 +167,8 @@ def to_html(outcomes: Sequence[Outcome], quick: bool, wall_s: float,
     e = html.escape
     body = ["<h1>vmsched reproductions</h1>", "<ul>"]
     body += [f"<li>{e(s)}</li>" for s in summary_lines(outcomes, quick, wall_s, overrides)]
-    body += ["</ul>", f"<p>{e(SPREAD_NOTE)}</p>"]
+    body += ["</ul>", f"<p>{e(SPREAD_NOTE)}</p>",
+             "<h2>At a glance</h2>", _html_table(AT_A_GLANCE, at_a_glance(outcomes))]
     fails = failures(outcomes)
     if fails:
         body += ["<h2>Out of tolerance or not holding</h2>",
