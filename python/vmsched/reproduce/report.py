@@ -97,7 +97,8 @@ def at_a_glance(outcomes: Sequence[Outcome]) -> list[list[str]]:
     out = []
     for o in outcomes:
         t = tally([o])
-        within = f"{t['within']} of {t['numeric']}" + (f" ({t['fitted']} fitted)" if t["fitted"] else "")
+        within = (f"{t['within']} of {t['numeric']}" + (f" ({t['fitted']} fitted)" if t["fitted"] else "")
+                  if t["numeric"] else "— (the seed gives no number)")
         out.append([o.name, f"{o.seed_file}, {o.figure}", within, f"{t['claims_hold']} of {t['claims']}"])
     return out
 
