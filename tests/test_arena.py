@@ -265,3 +265,73 @@ def test_the_latency_scenarios_servers_keep_up_with_their_load(name):
     assert means[short_ms]
     for vm, m in means[long_ms].items():
         assert m <= 1.25 * means[short_ms][vm], (vm, means)
+
+
+PIN_ONCE = '''
+import vmsched
+
+
+class PinOnce(vmsched.Controller):
+    """Pins every vCPU to one pCPU (round robin) at its first step, then does nothing."""
+
+    def __init__(self, interval_ms=50.0, first_pcpu=0):
+        self.interval_ms = interval_ms
+        self.first_pcpu = first_pcpu
+        self.steps = 0
+
+    def step(self, stats):
+        self.steps += 1
+        if self.steps > 1:
+            return []
+        n = len(stats["pcpus"])
+        acts, k = [], self.first_pcpu
+        for i, vm in enumerate(stats["vms"]):
+            for j in range(len(vm["vcpus"])):
+                acts.append(vmsched.Pin(vm=i, vcpu=j, pcpus=(k % n,)))
+                k += 1
+        return acts
+'''
+
+
+def test_a_policy_written_in_python_joins_the_arena_fresh_for_every_run(cli, tmp_path):
+    """A contender's `python_controller` (a file beside the contenders file) runs in every run
+    of the arena, each with a new instance: with one worker both seeds' runs happen in one
+    process, and each still pins at its own first step."""
+    (tmp_path / "pin_once.py").write_text(PIN_ONCE)
+    (tmp_path / "mine.toml").write_text(
+        '[[contender]]\nname = "pin-once"\nscheduler = "credit"\n'
+        'python_controller = "pin_once.py:PinOnce"\npython_controller_params = { interval_ms = 20.0 }\n')
+    r = cli("arena", "--quiet", "--out", "out", "--contenders", "mine.toml", "--only", "fairness",
+            "--only", "credit", "--only", "pin-once", "--seeds", "2", "--jobs", "1")
+    assert r.code == 0, r
+    runs = {f"{c}@{s}": json.loads((tmp_path / "out" / "fairness" / f"{c}@{s}.json").read_text())
+            for c in ("credit", "pin-once") for s in (1, 2)}
+    vcpus = sum(vm["vcpus"] for vm in runs["credit@1"]["scenario"]["vms"])
+    for s in (1, 2):
+        pins = [a for a in runs[f"pin-once@{s}"]["actions"] if a["by"] == "PinOnce" and a["action"] == "pin"]
+        assert len(pins) == vcpus and all(a["t_ms"] == 20.0 for a in pins), pins[:2]
+        assert not runs[f"credit@{s}"]["actions"]
+        assert runs[f"pin-once@{s}"]["vms"] != runs[f"credit@{s}"]["vms"]
+
+
+def test_a_bad_python_controller_is_refused_before_anything_runs(cli, tmp_path):
+    (tmp_path / "pin_once.py").write_text(PIN_ONCE)
+    (tmp_path / "broken.py").write_text("import nothing_by_this_name\n")
+    (tmp_path / "lazy.py").write_text("class Lazy:\n    interval_ms = 10\n")
+    cases = {
+        "missing.py:PinOnce": "no such file",
+        "pin_once.py:Nope": "no class or factory named 'Nope'",
+        "broken.py:X": "importing",
+        "lazy.py:Lazy": "step(stats)",
+        "pin_once": "expected 'FILE.py:Class'",
+    }
+    for spec, why in cases.items():
+        (tmp_path / "c.toml").write_text(f'[[contender]]\nname = "p"\nscheduler = "credit"\npython_controller = "{spec}"\n')
+        r = cli("arena", "--contenders", "c.toml", "--out", "out", "--only", "fairness", "--only", "p")
+        assert r.code == 2 and "contender[0].python_controller" in r.err and why in r.err, (spec, r.err)
+        assert not (tmp_path / "out").exists()
+    (tmp_path / "c.toml").write_text('[[contender]]\nname = "p"\nscheduler = "credit"\n'
+                                     'python_controller = "pin_once.py:PinOnce"\n'
+                                     'python_controller_params = { interval = 1 }\n')
+    r = cli("arena", "--contenders", "c.toml", "--list")
+    assert r.code == 2 and "PinOnce(**params) failed" in r.err and "interval" in r.err, r.err

@@ -47,6 +47,17 @@ class Contender:
     paravirt: Mapping[str, Any] = field(default_factory=dict)
     #: Every VM's guest spinlock kind, if set (pv spinlocks need "queued").
     spinlock: Optional[str] = None
+    #: A policy written in Python (:mod:`vmsched.control`): ``"FILE.py:Class"`` (an absolute
+    #: path once loaded) or ``"module:Class"``, instantiated afresh for every run with
+    #: ``python_controller_params`` as keyword arguments.
+    python_controller: Optional[str] = None
+    python_controller_params: Mapping[str, Any] = field(default_factory=dict)
+
+    def run_controller(self) -> Optional[tuple[str, str]]:
+        """The Python controller as a batch run carries it (spec, parameters as JSON)."""
+        if self.python_controller is None:
+            return None
+        return (self.python_controller, json.dumps(dict(self.python_controller_params), sort_keys=True))
 
     def apply(self, scenario: Mapping[str, Any]) -> dict:
         sc = copy.deepcopy(dict(scenario))
@@ -258,14 +269,16 @@ def run_arena(scenarios: Sequence[ArenaScenario], contenders: Sequence[Contender
         base = Scenario.from_file(s.path).to_dict()
         if s.warmup_ms is not None:
             base["warmup_ms"] = s.warmup_ms
-        planned[s.name] = [Run(f"{s.name}/{c.name}", Scenario.from_dict(c.apply(base)).to_dict())
+        planned[s.name] = [Run(f"{s.name}/{c.name}", Scenario.from_dict(c.apply(base)).to_dict(),
+                               controller=c.run_controller())
                            for c in contenders]  # from_dict validates: clear errors
     run_arena.last_overrides = apply_overrides(planned, overrides)
 
     def seeds_of(run: Run) -> range:
         return range(run.scenario["seed"], run.scenario["seed"] + seeds)
 
-    runs = {(s.name, c.name, seed): Run(f"{run.label}@{seed}", dict(run.scenario, seed=seed))
+    runs = {(s.name, c.name, seed): Run(f"{run.label}@{seed}", dict(run.scenario, seed=seed),
+                                       controller=run.controller)
             for s in scenarios for c, run in zip(contenders, planned[s.name])
             for seed in seeds_of(run)}
     results = simulate_all(runs.values(), jobs=jobs, progress=progress)
@@ -417,7 +430,8 @@ def write_report(scenarios: Sequence[ArenaScenario], contenders: Sequence[Conten
 
 # ---- user contenders --------------------------------------------------------------------
 
-FIELDS = {"name", "description", "scheduler", "params", "ple", "controller", "paravirt", "spinlock"}
+FIELDS = {"name", "description", "scheduler", "params", "ple", "controller", "paravirt", "spinlock",
+          "python_controller", "python_controller_params"}
 
 
 def load_contenders(path: str | Path) -> list[Contender]:
@@ -446,10 +460,33 @@ def load_contenders(path: str | Path) -> list[Contender]:
             if not isinstance(t.get(req), str) or not t[req]:
                 raise ValueError(f"{where}.{req}: required (a non-empty string)")
         check_scheduler(t["scheduler"], path=f"{where}.scheduler")
-        for k in ("params", "ple", "paravirt"):
+        for k in ("params", "ple", "paravirt", "python_controller_params"):
             if k in t and not isinstance(t[k], dict):
                 raise ValueError(f"{where}.{k}: must be a table")
+        spec = t.get("python_controller")
+        if spec is not None:
+            spec = _resolve_controller(spec, t.get("python_controller_params", {}), p.parent,
+                                       f"{where}.python_controller")
+        elif "python_controller_params" in t:
+            raise ValueError(f"{where}.python_controller_params: given without python_controller")
         out.append(Contender(t["name"], t.get("description", "user contender"), t["scheduler"],
                              t.get("params", {}), t.get("ple", {}), t.get("controller"),
-                             t.get("paravirt", {}), t.get("spinlock")))
+                             t.get("paravirt", {}), t.get("spinlock"), spec,
+                             t.get("python_controller_params", {})))
     return out
+
+
+def _resolve_controller(spec: Any, params: Mapping[str, Any], base: Path, where: str) -> str:
+    """Check a contender's Python controller now (it imports, builds with its parameters and
+    has ``interval_ms`` and ``step``), so a bad one stops the arena before anything runs; a
+    file path becomes absolute (the contenders file's folder is its base)."""
+    from .control import load_controller
+
+    if not isinstance(spec, str):
+        raise ValueError(f"{where}: expected 'FILE.py:Class' or 'module:Class', got {spec!r}")
+    try:
+        load_controller(spec, params, base)
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
+    where_, name = spec.split(":")
+    return f"{(base / where_).resolve()}:{name}" if where_.endswith(".py") else spec

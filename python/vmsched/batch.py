@@ -27,16 +27,22 @@ class Run:
     scenario: Mapping[str, Any]
     scheduler: Optional[str] = None
     seed: Optional[int] = None
+    #: A Python controller for the run: its spec and its parameters as JSON
+    #: (:func:`vmsched.control.load_controller`; a fresh instance per run).
+    controller: Optional[tuple[str, str]] = None
 
     def key(self) -> str:
         """Identity of the simulation (equal keys give byte-identical results)."""
-        return json.dumps([self.scenario, self.scheduler, self.seed], sort_keys=True)
+        return json.dumps([self.scenario, self.scheduler, self.seed]
+                          + ([list(self.controller)] if self.controller else []), sort_keys=True)
 
 
-def _simulate(scenario: Mapping, scheduler, seed) -> tuple[str, float]:
+def _simulate(scenario: Mapping, scheduler, seed, controller=None) -> tuple[str, float]:
+    from .control import load_controller
     from .runner import run
 
-    res = run(dict(scenario), scheduler=scheduler, seed=seed)
+    obj = load_controller(controller[0], json.loads(controller[1])) if controller else None
+    res = run(dict(scenario), scheduler=scheduler, seed=seed, controller=obj)
     return res.json, float(res.wall_s or 0.0)
 
 
@@ -64,13 +70,13 @@ def simulate_all(runs: Iterable[Run], jobs: int | None = None,
     try:
         if jobs <= 1 or len(distinct) <= 1:
             for k, r in distinct.items():
-                text, wall = _simulate(r.scenario, r.scheduler, r.seed)
+                text, wall = _simulate(r.scenario, r.scheduler, r.seed, r.controller)
                 out[k] = Results(text, wall_s=wall)
                 if bar is not None:
                     bar.update(1)
         else:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futs = {pool.submit(_simulate, r.scenario, r.scheduler, r.seed): k
+                futs = {pool.submit(_simulate, r.scenario, r.scheduler, r.seed, r.controller): k
                         for k, r in distinct.items()}
                 for f in as_completed(futs):
                     text, wall = f.result()

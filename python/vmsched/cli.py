@@ -533,7 +533,8 @@ def build_parser() -> argparse.ArgumentParser:
     ar.add_argument("--out", default="out/arena", metavar="DIR",
                     help="report, plots and raw results (default: out/arena)")
     ar.add_argument("--contenders", metavar="FILE", help="TOML file of extra [[contender]] "
-                    "tables (name, scheduler, params, ple, controller, paravirt, spinlock)")
+                    "tables (name, scheduler, params, ple, controller, paravirt, spinlock, "
+                    "python_controller = 'FILE.py:Class', python_controller_params)")
     ar.add_argument("--scenario", action="append", metavar="FILE",
                     help="add a scenario of your own (repeatable)")
     ar.add_argument("--metric", metavar="KEY", help="primary metric of the added scenarios "

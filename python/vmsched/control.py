@@ -33,12 +33,17 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import importlib
+import importlib.util
 import math
+import sys
 from dataclasses import dataclass
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 __all__ = ["Controller", "SetOnlineVcpus", "Pin", "Unpin", "SetWeight", "SetCap", "action_dicts",
-           "check_controller"]
+           "check_controller", "load_controller"]
 
 
 class Controller:
@@ -135,3 +140,48 @@ def check_controller(controller: Any) -> float:
     if interval < 1e-3:
         raise ValueError(f"controller.interval_ms must be at least 0.001 ms (1 µs), got {interval}")
     return float(interval)
+
+
+def load_controller(spec: str, params: Mapping[str, Any] | None = None, base: Path | None = None) -> Any:
+    """A fresh controller from ``spec``, ``"FILE.py:Class"`` (a path, relative to ``base`` if
+    given) or ``"package.module:Class"`` (importable), called with ``params`` as keyword
+    arguments. Each call returns a new instance, so a controller's state never leaks from one
+    run into the next. Errors say what is wrong with the spec (``ValueError``)."""
+    if not isinstance(spec, str) or spec.count(":") != 1 or not all(spec.split(":")):
+        raise ValueError(f"expected 'FILE.py:Class' or 'module:Class', got {spec!r}")
+    where, name = spec.split(":")
+    if where.endswith(".py"):
+        path = Path(where) if base is None else Path(base) / where
+        path = path.resolve()
+        if not path.is_file():
+            raise ValueError(f"{spec!r}: no such file {path}")
+        # One module per file, named after its path so two files never share a module.
+        mod_name = "vmsched_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+        module = sys.modules.get(mod_name)
+        if module is None:
+            loader_spec = importlib.util.spec_from_file_location(mod_name, path)
+            module = importlib.util.module_from_spec(loader_spec)
+            try:
+                loader_spec.loader.exec_module(module)
+            except Exception as e:
+                raise ValueError(f"{spec!r}: importing {path} failed: {type(e).__name__}: {e}") from None
+            sys.modules[mod_name] = module
+    else:
+        try:
+            module = importlib.import_module(where)
+        except Exception as e:
+            raise ValueError(f"{spec!r}: cannot import module {where!r}: {type(e).__name__}: {e}") from None
+    cls = getattr(module, name, None)
+    if cls is None or not callable(cls):
+        raise ValueError(f"{spec!r}: {where} has no class or factory named {name!r}")
+    if params is not None and not isinstance(params, Mapping):
+        raise ValueError(f"{spec!r}: parameters must be a table, got {type(params).__name__}")
+    try:
+        controller = cls(**dict(params or {}))
+    except Exception as e:
+        raise ValueError(f"{spec!r}: {name}(**params) failed: {type(e).__name__}: {e}") from None
+    try:
+        check_controller(controller)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{spec!r}: {e}") from None
+    return controller
