@@ -145,3 +145,30 @@ def test_the_base_controller_observes_without_acting():
     sc = vmsched.Scenario.from_dict(tiny_dict())
     assert vmsched.Controller().step({"now_ns": 0, "pcpus": [], "vms": []}) == []
     assert vmsched.run(sc, check=True, controller=vmsched.Controller()).json == vmsched.run(sc, check=True).json
+
+
+def test_load_controller_builds_a_fresh_instance_from_a_module_or_a_file(tmp_path, monkeypatch):
+    from vmsched.control import load_controller
+
+    (tmp_path / "my_policy.py").write_text(
+        "import vmsched\n"
+        "class Every(vmsched.Controller):\n"
+        "    def __init__(self, interval_ms=5.0):\n"
+        "        self.interval_ms = interval_ms\n"
+        "        self.seen = []\n"
+        "    def step(self, stats):\n"
+        "        self.seen.append(stats['now_ns'])\n"
+        "        return []\n")
+    by_file = load_controller("my_policy.py:Every", {"interval_ms": 2.5}, base=tmp_path)
+    assert by_file.interval_ms == 2.5
+    again = load_controller(f"{tmp_path / 'my_policy.py'}:Every")
+    assert again is not by_file and again.seen == [] and type(again) is type(by_file)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    by_module = load_controller("my_policy:Every")
+    assert by_module.interval_ms == 5.0
+    r = vmsched.run(vmsched.Scenario.from_dict(tiny_dict()), controller=by_module)
+    assert len(by_module.seen) >= 2 and r.summary["sim_time_ns"] > 0
+    with pytest.raises(ValueError, match="cannot import module 'no_such_policy'"):
+        load_controller("no_such_policy:Every")
+    with pytest.raises(ValueError, match="parameters must be a table"):
+        load_controller("my_policy:Every", [1])
