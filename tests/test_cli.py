@@ -77,6 +77,30 @@ def test_run_says_when_a_run_to_completion_stopped_at_its_limit_unfinished(cli, 
     assert r.code == 0 and "unfinished" not in r.err, r
 
 
+def test_run_takes_a_policy_written_in_python(cli, tiny_toml, write):
+    write("halve.py", textwrap.dedent("""
+        import vmsched
+
+        class Halve(vmsched.Controller):
+            def __init__(self, interval_ms=1.0, vm=0):
+                self.interval_ms, self.vm, self.done = interval_ms, vm, False
+
+            def step(self, stats):
+                if self.done:
+                    return []
+                self.done = True
+                n = stats["vms"][self.vm]["online_vcpus"]
+                return [vmsched.SetOnlineVcpus(vm=self.vm, count=max(1, n // 2))]
+    """))
+    r = cli("run", tiny_toml.name, "--quiet", "--out", "res", "--python-controller", "halve.py:Halve",
+            "--controller-param", "interval_ms=2.5")
+    assert r.code == 0, r
+    acts = json.loads((tiny_toml.parent / "res" / "summary.json").read_text())["actions"]
+    assert [(a["by"], a["action"], a["t_ms"]) for a in acts] == [("Halve", "set_online_vcpus", 2.5)]
+    r = cli("run", tiny_toml.name, "--python-controller", "halve.py:Halve", "--controller-param", "every=2")
+    assert r.code == 2 and "Halve(**params) failed" in r.err and "every" in r.err, r
+
+
 def test_run_quiet_prints_nothing(cli, tiny_toml):
     r = cli("run", tiny_toml.name, "--quiet", "--check")
     assert r.code == 0 and r.out == "", r
@@ -97,6 +121,9 @@ def test_run_quiet_prints_nothing(cli, tiny_toml):
     (["run", "X", "--set", "vms.*.vcpus=many"], "vms[0].vcpus"),
     (["run", "X", "--set", "controller.params.ratio=0.9"], "controller.params"),
     (["run", "X", "--set", "vms.7.vcpus=2"], "X"),
+    (["run", "X", "--python-controller", "nope.py:P"], "no such file"),
+    (["run", "X", "--python-controller", "nope"], "'FILE.py:Class'"),
+    (["run", "X", "--controller-param", "every=2"], "without --python-controller"),
 ])
 def test_bad_flags_exit_2_in_one_line(cli, tiny_toml, args, needle):
     args = [tiny_toml.name if a == "X" else a for a in args]

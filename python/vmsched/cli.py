@@ -233,7 +233,8 @@ def cmd_run(a: argparse.Namespace) -> int:
               f"hypervisor.params ({', '.join(dropped)}) belong to {sc.scheduler} and are not "
               f"passed on (set scheduler = \"{a.scheduler}\" in the file to keep them)",
               file=sys.stderr)
-    res = run(sc, scheduler=a.scheduler, seed=a.seed, check=a.check, progress=not a.quiet)
+    res = run(sc, scheduler=a.scheduler, seed=a.seed, check=a.check, progress=not a.quiet,
+              controller=_python_controller(a.python_controller, a.controller_param))
     if a.out:
         res.to_dir(a.out, parquet=not a.no_parquet)
     if not a.quiet:
@@ -246,6 +247,28 @@ def cmd_run(a: argparse.Namespace) -> int:
             print(f"results written to {a.out}/summary.json (+ vms/vcpus/pcpus .csv"
                   f"{'' if a.no_parquet else ' and .parquet'})")
     return 0
+
+
+def _python_controller(spec: str | None, params: Sequence[str] | None):
+    """``--python-controller`` with its ``--controller-param KEY=VALUE`` flags, built by
+    :func:`vmsched.control.load_controller` (the arena's ``python_controller`` does the same)."""
+    from .control import load_controller
+    from .overrides import parse
+
+    if spec is None:
+        if params:
+            raise UsageError("--controller-param: given without --python-controller")
+        return None
+    kw = {}
+    for text in params or ():
+        ov = parse(text)
+        if len(ov.path) != 1:
+            raise UsageError(f"--controller-param {text!r}: expected NAME=VALUE (one name, no dots)")
+        kw[ov.path[0]] = ov.value
+    try:
+        return load_controller(spec, kw)
+    except ValueError as e:
+        raise UsageError(f"--python-controller {e}") from None
 
 
 def cmd_validate(a: argparse.Namespace) -> int:
@@ -473,6 +496,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--check", action="store_true", help="check invariants after every event")
     r.add_argument("--quiet", "-q", action="store_true", help="no table, no progress bar")
     r.add_argument("--no-parquet", action="store_true", help="write CSV and JSON only")
+    r.add_argument("--python-controller", metavar="FILE.py:CLASS",
+                   help="run a policy written in Python beside the scenario's own controller "
+                   "('FILE.py:Class' or 'module:Class'; see docs/controllers.md)")
+    r.add_argument("--controller-param", action="append", metavar="NAME=VALUE",
+                   help="a keyword argument of the Python controller's class (a TOML value; "
+                   "repeatable)")
     r.set_defaults(func=cmd_run)
 
     v = sub.add_parser("validate", help="check scenario files")
