@@ -335,3 +335,20 @@ def test_a_bad_python_controller_is_refused_before_anything_runs(cli, tmp_path):
                                      'python_controller_params = { interval = 1 }\n')
     r = cli("arena", "--contenders", "c.toml", "--list")
     assert r.code == 2 and "PinOnce(**params) failed" in r.err and "interval" in r.err, r.err
+
+
+def test_the_example_python_policy_runs_in_the_arena(tmp_path):
+    """examples/policies: the contenders file and its Python policy stay usable as documented."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    (mine,) = arena.load_contenders(root / "examples" / "policies" / "contenders.toml")
+    assert mine.python_controller.endswith("ple_balloon.py:PleBalloon")
+    s = {x.name: x for x in arena.suite()}["sync-heavy"]
+    cfs = next(c for c in arena.CONTENDERS if c.name == "cfs")
+    table = arena.run_arena([s], [cfs, mine], jobs=2, progress=False, out=tmp_path, seeds=1)
+    run = json.loads((tmp_path / "sync-heavy" / "ple-balloon@1.json").read_text())
+    acts = [a for a in run["actions"] if a["by"] == "ple-balloon"]
+    assert {a["action"] for a in acts} == {"set_online_vcpus"} and {a["vm"] for a in acts} == {0, 1}
+    cells = {c.contender: c.metrics for c in table["sync-heavy"]}
+    assert cells["ple-balloon"] != cells["cfs"]
