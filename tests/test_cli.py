@@ -101,6 +101,22 @@ def test_run_takes_a_policy_written_in_python(cli, tiny_toml, write):
     assert r.code == 2 and "Halve(**params) failed" in r.err and "every" in r.err, r
 
 
+def test_a_python_controller_that_raises_gets_one_line_naming_it(cli, tiny_toml, write):
+    write("oops.py", "import vmsched\n\nclass Oops(vmsched.Controller):\n    interval_ms = 2.0\n\n"
+                     "    def step(self, stats):\n        return stats['no_such_key']\n")
+    r = cli("run", tiny_toml.name, "--quiet", "--out", "res", "--python-controller", "oops.py:Oops")
+    assert r.code == 2 and "Traceback" not in r.text, r
+    assert len(r.err.strip().splitlines()) == 1, r
+    assert "Oops.step() at t=2 ms raised KeyError: 'no_such_key'" in r.err and "oops.py:7" in r.err, r
+    assert not (tiny_toml.parent / "res").exists()
+    (tiny_toml.parent / "c.toml").write_text('[[contender]]\nname = "oops"\nscheduler = "credit"\n'
+                                             'python_controller = "oops.py:Oops"\n')
+    r = cli("arena", "--quiet", "--out", "out", "--contenders", "c.toml", "--only", "fairness",
+            "--only", "oops", "--seeds", "2", "--jobs", "2")
+    assert r.code == 2 and "Traceback" not in r.text and "Oops.step()" in r.err, r
+    assert not (tiny_toml.parent / "out").exists()
+
+
 def test_run_quiet_prints_nothing(cli, tiny_toml):
     r = cli("run", tiny_toml.name, "--quiet", "--check")
     assert r.code == 0 and r.out == "", r

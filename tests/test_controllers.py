@@ -172,3 +172,15 @@ def test_load_controller_builds_a_fresh_instance_from_a_module_or_a_file(tmp_pat
         load_controller("no_such_policy:Every")
     with pytest.raises(ValueError, match="parameters must be a table"):
         load_controller("my_policy:Every", [1])
+
+
+def test_a_controller_that_raises_stops_the_run_with_a_controller_error_naming_it():
+    class Broken(vmsched.Controller):
+        interval_ms = 3.0
+
+        def step(self, stats):
+            return 1 / 0
+
+    with pytest.raises(vmsched.ControllerError, match=r"Broken\.step\(\) at t=3 ms raised ZeroDivisionError") as e:
+        vmsched.run(vmsched.Scenario.from_dict(tiny_dict()), controller=Broken())
+    assert isinstance(e.value.__cause__, ZeroDivisionError)

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from . import _core
 from .control import Controller, Pin, SetCap, SetOnlineVcpus, SetWeight, Unpin
-from .errors import InternalError, ScenarioError, SimulationError
+from .errors import ControllerError, InternalError, ScenarioError, SimulationError
 from .results import Results
 from .runner import Simulation, run
 from .scenario import Scenario, catalog, scheduler_names, workload_names
 
 __all__ = [
     "Scenario", "Results", "Simulation", "run", "catalog", "scheduler_names", "workload_names",
-    "ScenarioError", "SimulationError", "InternalError", "scenarios_dir", "example_scenarios", "__version__",
+    "ScenarioError", "SimulationError", "InternalError", "ControllerError", "scenarios_dir", "example_scenarios", "__version__",
     "Controller", "SetOnlineVcpus", "Pin", "Unpin", "SetWeight", "SetCap",
 ]
 

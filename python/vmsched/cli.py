@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .errors import InternalError, ScenarioError, SimulationError
+from .errors import ControllerError, InternalError, ScenarioError, SimulationError
 
 PROG = "vmsched"
 EXAMPLE_SCHEDULERS = ("credit", "cfs", "rr")
@@ -607,6 +607,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimulationError as e:
         _err(str(e))
         return EXIT_SIM
+    except ControllerError as e:
+        _err(str(e))
+        return EXIT_USAGE
     except InternalError as e:
         _err(f"internal error in the simulator core (please report): {e}")
         return EXIT_INTERNAL

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ScenarioError", "SimulationError", "InternalError"]
+__all__ = ["ScenarioError", "SimulationError", "InternalError", "ControllerError"]
 
 
 class ScenarioError(ValueError):
@@ -40,3 +40,19 @@ class SimulationError(RuntimeError):
 
 class InternalError(RuntimeError):
     """A bug in the simulator core (a Rust panic), with its message and source location."""
+
+
+class ControllerError(RuntimeError):
+    """A Python controller's ``step`` raised. ``str(e)`` names the controller, the simulated
+    time, the exception and where in the controller's code it was raised; the original
+    exception is the ``__cause__`` (its traceback is there for a debugger)."""
+
+    def __init__(self, message: str):
+        self.message = str(message)
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):
+        return (type(self), (self.message,))

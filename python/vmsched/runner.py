@@ -9,10 +9,26 @@ from typing import Any, Mapping, Union
 
 from . import _core
 from .control import action_dicts, check_controller
+from .errors import ControllerError
 from .results import Results
 from .scenario import PathLike, Scenario, check_scheduler
 
 __all__ = ["run", "Simulation", "check_args"]
+
+
+def _step(controller: Any, stats: dict, by: str) -> Any:
+    """``controller.step(stats)``; an exception it raises becomes a :class:`ControllerError`
+    that says when and where (the deepest frame of the controller's own code)."""
+    try:
+        return controller.step(stats)
+    except Exception as e:
+        tb = e.__traceback__
+        where = ""
+        while tb is not None:
+            where = f" ({tb.tb_frame.f_code.co_filename}:{tb.tb_lineno})"
+            tb = tb.tb_next
+        raise ControllerError(f"{by}.step() at t={stats['now_ns'] / 1e6:g} ms raised "
+                              f"{type(e).__name__}: {e}{where}") from e
 
 Simulation = _core.Simulation
 
@@ -108,7 +124,7 @@ def run(scenario: Union[Scenario, Mapping[str, Any], PathLike],
                 if sim.done:
                     break
                 stats = json.loads(sim.stats_json())
-                acts = action_dicts(controller.step(stats), where=f"{by}.step()")
+                acts = action_dicts(_step(controller, stats, by), where=f"{by}.step()")
                 if acts:
                     sim.apply_json(by, json.dumps(acts))
                 next_control += interval_ns
