@@ -484,9 +484,11 @@ def _resolve_controller(spec: Any, params: Mapping[str, Any], base: Path, where:
 
     if not isinstance(spec, str):
         raise ValueError(f"{where}: expected 'FILE.py:Class' or 'module:Class', got {spec!r}")
+    file, sep, name = spec.partition(":")
+    if sep and file.endswith(".py"):
+        spec = f"{(base / file).resolve()}:{name}"
     try:
-        load_controller(spec, params, base)
+        load_controller(spec, params)
     except ValueError as e:
         raise ValueError(f"{where}: {e}") from None
-    where_, name = spec.split(":")
-    return f"{(base / where_).resolve()}:{name}" if where_.endswith(".py") else spec
+    return spec

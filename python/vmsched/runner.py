@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import traceback
 from typing import Any, Mapping, Union
 
 from . import _core
@@ -14,21 +15,6 @@ from .results import Results
 from .scenario import PathLike, Scenario, check_scheduler
 
 __all__ = ["run", "Simulation", "check_args"]
-
-
-def _step(controller: Any, stats: dict, by: str) -> Any:
-    """``controller.step(stats)``; an exception it raises becomes a :class:`ControllerError`
-    that says when and where (the deepest frame of the controller's own code)."""
-    try:
-        return controller.step(stats)
-    except Exception as e:
-        tb = e.__traceback__
-        where = ""
-        while tb is not None:
-            where = f" ({tb.tb_frame.f_code.co_filename}:{tb.tb_lineno})"
-            tb = tb.tb_next
-        raise ControllerError(f"{by}.step() at t={stats['now_ns'] / 1e6:g} ms raised "
-                              f"{type(e).__name__}: {e}{where}") from e
 
 Simulation = _core.Simulation
 
@@ -59,6 +45,17 @@ def check_args(scheduler: Any = None, seed: Any = None, check: Any = False,
         raise TypeError(f"check must be True or False, got {type(check).__name__}")
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
+
+
+def _step(controller: Any, stats: dict, by: str) -> Any:
+    """``controller.step(stats)``; an exception it raises becomes a :class:`ControllerError`
+    that says when and where (the deepest frame of the controller's own code)."""
+    try:
+        return controller.step(stats)
+    except Exception as e:
+        last = traceback.extract_tb(e.__traceback__)[-1]
+        raise ControllerError(f"{by}.step() at t={stats['now_ns'] / 1e6:g} ms raised "
+                              f"{type(e).__name__}: {e} ({last.filename}:{last.lineno})") from e
 
 
 def run(scenario: Union[Scenario, Mapping[str, Any], PathLike],
