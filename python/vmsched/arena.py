@@ -85,6 +85,8 @@ class Contender:
 CONTENDERS: tuple[Contender, ...] = (
     Contender("credit", "Xen credit (credit1), defaults", "credit"),
     Contender("credit2", "Xen credit2 with its rate limit", "credit2"),
+    Contender("credit2-pvspin", "Xen credit2, guests with paravirtual queued spinlocks (a Linux HVM guest's default)",
+              "credit2", paravirt={"spinlock": True}, spinlock="queued"),
     Contender("cfs", "KVM on Linux CFS: PLE, directed yield, halt polling", "cfs"),
     Contender("cfs-nople", "KVM on CFS with pause-loop exiting off", "cfs", ple={"enabled": False}),
     Contender("cfs-pvspin", "KVM on CFS, guests with paravirtual queued spinlocks", "cfs",

@@ -1,4 +1,4 @@
-//! KVM paravirtual guest features (reference §4.4-4.7), switched on per VM in
+//! KVM paravirtual guest features (reference §4.4-4.7; the spinlock also Xen's), switched on per VM in
 //! `vms[].guest.paravirt`.
 //!
 //! Models:
@@ -35,6 +35,14 @@
 //!     waiter's vCPU (its thread keeps the mm loaded, so it stays in `mm_cpumask`), wakes the
 //!     vCPU, the handler runs, `kvm_wait` returns and the waiter spins a fresh round
 //!     (`pv_wait_node` / `pv_wait_head_or_lock` loop).
+//!   - under Xen's schedulers (credit, credit2 and the policies built on them) the same lock
+//!     stands for Linux's Xen pv qspinlock, which a Linux HVM guest enables at boot
+//!     (`arch/x86/xen/smp_hvm.c` `xen_hvm_smp_prepare_boot_cpu` calls `xen_init_spinlocks`
+//!     unless `xen_nopvspin`): `xen_qlock_wait` blocks the vCPU in `SCHEDOP_poll` on a per-CPU
+//!     event channel (the model's halt) and `xen_qlock_kick` sends an event-channel IPI
+//!     (`EVTCHNOP_send`, a hypercall exit) on which Xen only wakes the waiter: no directed
+//!     yield, which these schedulers decline (`HvScheduler::directed_yield`)
+//!     (`arch/x86/xen/spinlock.c`).
 //! - pv TLB flush (`kvm_flush_tlb_multi`): a shootdown target whose steal-time `preempted`
 //!   byte has `KVM_VCPU_PREEMPTED` is not sent an IPI; the host flushes it when it next runs
 //!   (`record_steal_time`). The host sets that byte (`kvm_arch_vcpu_put` →
