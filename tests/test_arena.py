@@ -169,6 +169,12 @@ def test_a_bad_seed_count_is_refused_before_anything_runs(cli, tmp_path):
         arena.run_arena(arena.suite()[:1], arena.CONTENDERS[:1], seeds=0)
 
 
+def test_an_only_pattern_that_matches_nothing_is_refused_before_anything_runs(cli, tmp_path):
+    r = cli("arena", "--quiet", "--out", "out", "--only", "fairness", "--only", "cfz")
+    assert r.code == 2 and "--only 'cfz' matches no contender and no scenario" in r.err, r
+    assert not (tmp_path / "out").exists()
+
+
 def test_arena_report_renders_every_plot_in_headless_chromium(small_arena, tmp_path):
     browser = _chromium()
     if browser is None:

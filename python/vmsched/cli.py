@@ -429,6 +429,9 @@ def cmd_arena(a: argparse.Namespace) -> int:
     if a.only:
         import fnmatch
 
+        for pat in a.only:
+            if not any(fnmatch.fnmatch(n, pat) for n in [c.name for c in contenders] + [s.name for s in scenarios]):
+                raise UsageError(f"--only {pat!r} matches no contender and no scenario (see --list)")
         keep = lambda n: any(fnmatch.fnmatch(n, pat) for pat in a.only)
         contenders = [c for c in contenders if keep(c.name)] or contenders
         scenarios = [s for s in scenarios if keep(s.name)] or scenarios
