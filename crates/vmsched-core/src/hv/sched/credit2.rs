@@ -921,6 +921,58 @@ mod tests {
         assert_eq!(after_reset(CREDIT_MIN, reset_amount(CREDIT_MIN)), 10 * MS);
     }
 
+    /// `n_pcpus` pCPUs on one runqueue, one VM per entry of `vm_sizes`; vCPUs 0..n_pcpus woken
+    /// first, so each runs on its own pCPU, then the rest, which queue (equal credits at t = 0
+    /// give no positive tickle score).
+    fn busy(n_pcpus: usize, vm_sizes: &[usize]) -> (crate::hv::sched::testkit::Kit, Credit2) {
+        let mut k = crate::hv::sched::testkit::Kit::new(n_pcpus, vm_sizes);
+        let mut c = Credit2::from_params(&mut Params::new(&std::collections::BTreeMap::new())).unwrap();
+        k.init(&mut c);
+        for v in 0..k.vcpus.len() {
+            k.wake(&mut c, v);
+        }
+        for p in 0..n_pcpus {
+            assert_eq!(k.pcpu_cur[p], Some(p));
+        }
+        (k, c)
+    }
+
+    #[test]
+    fn a_yielding_unit_hands_its_pcpu_to_the_runqueue_head_even_one_with_less_credit() {
+        // runq_candidate: when the current unit yields, the first eligible queued unit wins
+        // whatever its credit (`yield || svc->credit > snext->credit`), and the rate limit
+        // does not keep a yielder.
+        let (mut k, mut c) = busy(1, &[2]);
+        // After 2 ms (past the 1 ms rate limit) vCPU 0 has burnt down to 8 ms of credit.
+        c.units[1].credit = c.units[0].credit - 3 * MS;
+        k.now = 2 * NS_PER_MS;
+        k.schedule(&mut c, 0, Reason::Timer);
+        assert_eq!(k.pcpu_cur[0], Some(0), "not yielding, the unit with more credit keeps its pCPU");
+        k.schedule(&mut c, 0, Reason::Yield);
+        assert_eq!(k.pcpu_cur[0], Some(1), "yielding, it hands the pCPU to the head");
+    }
+
+    #[test]
+    fn a_yielder_keeps_its_pcpu_from_a_head_that_ran_elsewhere_unless_500us_richer_which_then_gains_50us() {
+        // runq_candidate skips a unit last run on another pCPU unless its credit is at least
+        // `migrate_resist` (500 us) above the current unit's, yielding or not; csched2_schedule
+        // adds CSCHED2_MIGRATE_COMPENSATION (50 us) to a unit that starts on a new pCPU. Together
+        // they let units that yield within microseconds and move between pCPUs gain credit
+        // faster than they burn it (docs/arena.md, credit2 on sync-heavy).
+        let (mut k, mut c) = busy(2, &[3]);
+        assert!(c.units[2].on_runq);
+        c.units[2].cpu = 1;
+        c.units[2].credit = c.units[0].credit + 400 * US;
+        k.schedule(&mut c, 0, Reason::Yield);
+        assert_eq!(k.pcpu_cur[0], Some(0), "within migrate_resist: the yielder runs on");
+        let before = c.units[0].credit + 600 * US;
+        c.units[2].credit = before;
+        k.schedule(&mut c, 0, Reason::Yield);
+        assert_eq!(k.pcpu_cur[0], Some(2), "600 us richer: it moves to pCPU 0");
+        assert_eq!(c.units[2].credit, before + MIGRATE_COMPENSATION);
+        assert_eq!(c.units[2].cpu, 0);
+    }
+
     #[test]
     fn slice_runs_to_the_next_units_credit_within_the_timer_bounds() {
         let rl = 1000 * US;
