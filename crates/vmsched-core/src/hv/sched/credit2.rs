@@ -35,6 +35,9 @@
 //!   grabs `max(total / #vCPUs, 500 us)` before running (`unit_grab_budget`), returns the rest when
 //!   descheduled, and is parked when the pool is empty until the next replenishment;
 //! - yield (`SCHEDOP_yield`, which Xen's PAUSE-exit handler calls): every PLE exit yields.
+//!   Units that yield within microseconds of being dispatched and move between pCPUs gain the
+//!   50 us compensation faster than they burn credit, so credits can grow far above a reset's
+//!   10.5 ms and resets become rare (traced in docs/arena.md, credit2 on sync-heavy).
 //!
 //! Leaves out: SMT (`smt_idle`, no SMT in the host model), soft affinity and its tickle-score
 //! bonuses (without soft affinity they add the same constant to every score), cpupools,
