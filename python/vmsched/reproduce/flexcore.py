@@ -196,7 +196,10 @@ def hypervisor() -> dict:
     # dedup's 2VM PLE count (Table 1) falls 8x at the recorded point and stays at least 3.5x
     # below the seed's over the points tried, 19x where the IPI and spin shares come near
     # (calibration.toml, flexcore, session 31).
-    return {"scheduler": "cfs", "ple": {"enabled": True, "window_cycles": 4096, "grow": 1},
+    # `boost_woken` false: 3.13's candidates must be `preempted`; a vCPU woken from halt and not
+    # yet run became one only with Linux 5.3 (`vcpu->ready`, "KVM: Boost vCPUs that are
+    # delivering interrupts").
+    return {"scheduler": "cfs", "ple": {"enabled": True, "window_cycles": 4096, "grow": 1, "boost_woken": False},
             "halt_poll": {"max_ns": 0}}
 
 

@@ -234,7 +234,11 @@ impl World {
     /// An idle vCPU got a thread: wake it if halted, or let it pick the thread if running.
     pub(crate) fn kick_idle_vcpu(&mut self, u: VcpuId) {
         match self.vcpus[u].run {
-            RunState::Blocked => self.hv_wake(u),
+            RunState::Blocked => {
+                // The wake-up IPI is an accepted interrupt (`KVM_REQ_EVENT`).
+                self.vcpus[u].dy_runnable = true;
+                self.hv_wake(u)
+            }
             RunState::Running(_) => {
                 self.advance(u);
                 self.arm_exec(u);
@@ -804,7 +808,7 @@ impl World {
         let vm = self.vcpus[v].vm;
         if self.vcpus[v].run == RunState::Blocked && !self.vms[vm].tickless {
             let now = self.now();
-            self.deliver_irq(v, IrqWork { left_ns: self.costs.irq_handler_ns, action: IrqAction::Nothing, sent_at: now });
+            self.deliver_irq_as(v, IrqWork { left_ns: self.costs.irq_handler_ns, action: IrqAction::Nothing, sent_at: now }, false);
         }
         if self.vms[vm].busy_tick {
             self.busy_tick(v);

@@ -274,6 +274,9 @@ impl World {
             let pv_left = self.vms[self.threads[waiter].vm].pv_spin_ns;
             self.set_act(waiter, Activity::SpinLock { lock, since, pv_left });
         }
+        if self.vcpus[u].run == RunState::Blocked {
+            self.vcpus[u].dy_runnable = true; // `kvm_pv_kick_cpu_op` sets `pv.pv_unhalted`
+        }
         self.hv_wake(u);
         if let Some(k) = kicker {
             self.request_directed_yield(k, u);

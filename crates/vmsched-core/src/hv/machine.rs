@@ -49,6 +49,7 @@ impl World {
             last_pcpu: vc.last_pcpu,
             preempted: vc.preempted,
             preempted_in_kernel: vc.preempted_in_kernel,
+            dy_runnable: vc.dy_runnable,
             spinning: vc.cur.map_or(false, |t| self.threads[t].act.kernel_spin()),
             ac_pct: vc.ac_pct,
             pmu: self.pmu.counters(v),
@@ -637,6 +638,7 @@ impl World {
         vc.bg_debt_ns = bg_left;
         vc.preempted = false;
         vc.preempted_in_kernel = false;
+        vc.dy_runnable = false;
         vc.steal_preempted = false;
         vc.ple_spun_ns = 0;
         if was_out && ple.grow > 1 {
@@ -815,6 +817,14 @@ impl World {
 
     /// Deliver a virtual interrupt to vCPU `v`.
     pub(crate) fn deliver_irq(&mut self, v: VcpuId, work: IrqWork) {
+        self.deliver_irq_as(v, work, true)
+    }
+
+    /// As `deliver_irq`; `raises_event`: KVM accepts it through the local APIC with
+    /// `KVM_REQ_EVENT` (every interrupt but the LAPIC timer's, which wakes a halted vCPU with
+    /// `KVM_REQ_UNBLOCK`, lapic.c `apic_timer_expired`), so that a halted target it wakes is
+    /// `dy_runnable`.
+    pub(crate) fn deliver_irq_as(&mut self, v: VcpuId, work: IrqWork, raises_event: bool) {
         match self.vcpus[v].run {
             RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_while_polling(v, work),
             RunState::Running(_) | RunState::Blocked if self.vipi_is_polled() => self.mailbox_post(v, work),
@@ -828,6 +838,7 @@ impl World {
             }
             RunState::Blocked => {
                 self.vcpus[v].pending_irq.push(work);
+                self.vcpus[v].dy_runnable |= raises_event;
                 self.hv_wake(v);
             }
             RunState::Offline => self.irq_dropped(self.vcpus[v].vm, work),

@@ -214,6 +214,14 @@ pub struct PleSpec {
     /// schedulers (cfs, relaxed_cosched, balance over cfs).
     #[serde(default = "yes")]
     pub yield_to_kernel_mode: bool,
+    /// A vCPU woken from halt by an interrupt or a pv kick that has not run since is a
+    /// directed-yield candidate too, whatever mode it halted in (Linux 5.3+: `vcpu->ready`
+    /// and `vcpu_dy_runnable` in `kvm_vcpu_on_spin`, commit "KVM: Boost vCPUs that are
+    /// delivering interrupts"; reference/hypervisor-mechanisms.md §4.2). false: only
+    /// preempted vCPUs, as Linux 3.x-5.2 (`if (!ACCESS_ONCE(vcpu->preempted)) continue;`).
+    /// Read by the KVM schedulers.
+    #[serde(default = "yes")]
+    pub boost_woken: bool,
 }
 
 impl Default for PleSpec {
@@ -226,6 +234,7 @@ impl Default for PleSpec {
             window_max_cycles: default_ple_window_max(),
             directed_yield: None,
             yield_to_kernel_mode: true,
+            boost_woken: true,
         }
     }
 }

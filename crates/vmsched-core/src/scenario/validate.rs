@@ -486,6 +486,12 @@ fn check_hypervisor(hv: &HypervisorSpec, schedulers: &[&str]) -> Res {
             "picks the directed-yield target of a PLE exit; false has no effect with hypervisor.ple.enabled = false or hypervisor.ple.directed_yield = false",
         );
     }
+    if !ple.boost_woken && (!ple.enabled || ple.directed_yield == Some(false)) {
+        return err(
+            "hypervisor.ple.boost_woken",
+            "picks the directed-yield targets of a PLE exit; false has no effect with hypervisor.ple.enabled = false or hypervisor.ple.directed_yield = false",
+        );
+    }
     crate::hv::vipi::validate_timeslice(hv.vmm_timeslice_ms)?;
     crate::hv::halt_poll::validate(&hv.halt_poll)
 }
@@ -1851,6 +1857,10 @@ threads = 2
         let sc = accepted(&with_ple("yield_to_kernel_mode = false"));
         assert!(!sc.hypervisor.ple.yield_to_kernel_mode);
         assert!(accepted(&with_ple("window_cycles = 4096")).hypervisor.ple.yield_to_kernel_mode, "on by default");
+        assert_path(&with_ple("boost_woken = \"yes\""), "hypervisor.ple.boost_woken");
+        assert_path(&with_ple("enabled = false\nboost_woken = false"), "hypervisor.ple.boost_woken");
+        assert!(!accepted(&with_ple("boost_woken = false")).hypervisor.ple.boost_woken);
+        assert!(accepted(&with_ple("window_cycles = 4096")).hypervisor.ple.boost_woken, "on by default");
     }
 
     // --- VMs ------------------------------------------------------------------------------

@@ -152,6 +152,10 @@ pub struct Vcpu {
     /// KVM flags: descheduled while runnable, and whether it was then in guest kernel mode.
     pub preempted: bool,
     pub preempted_in_kernel: bool,
+    /// Woken from halt since it last ran by an accepted interrupt or a pv kick (KVM's
+    /// `kvm_arch_dy_runnable`: `KVM_REQ_EVENT`, `pv.pv_unhalted`), which makes it a
+    /// directed-yield candidate under Linux 5.3+ (`hv/sched/cfs.rs`); cleared at dispatch.
+    pub dy_runnable: bool,
     /// `steal_time.preempted & KVM_VCPU_PREEMPTED` as the guest reads it (`vcpu_is_preempted`,
     /// pv TLB flush): set when descheduled while runnable *at an instruction boundary*, i.e.
     /// preempted through a host interrupt exit (tick, remote reschedule), not when it yielded
@@ -221,6 +225,7 @@ impl Vcpu {
             ple_spun_ns: 0,
             preempted: false,
             preempted_in_kernel: false,
+            dy_runnable: false,
             steal_preempted: false,
             sched_tail_until: 0,
             t: TimeBuckets::default(),

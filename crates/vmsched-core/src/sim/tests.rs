@@ -877,7 +877,8 @@ fn a_vcpu_taken_offline_while_preempted_comes_back_online_not_preempted() {
 /// hand-off too, then seeds 18 and 30 of 1-40 until session 31 deferred it for every spin-wait;
 /// now seed 31 of 1-60), so
 /// the test first asserts that it arose, observing every 0.5 ms (observation does not change a
-/// run: `sim::control` tests). The direct case, without FlexCore, is
+/// run: `sim::control` tests). The scenario is the dedup reproduction's (flexcore.py), so its
+/// PLE handler is Linux 3.13's (`boost_woken = false`). The direct case, without FlexCore, is
 /// `a_vcpu_taken_offline_while_preempted_comes_back_online_not_preempted`.
 #[test]
 fn a_vcpu_unplugged_while_preempted_comes_back_not_preempted() {

@@ -27,7 +27,11 @@
 //!   `hypervisor.ple.yield_to_kernel_mode = false` any preempted vCPU is a candidate, as in
 //!   Linux 3.x-4.14's `kvm_vcpu_on_spin(struct kvm_vcpu *me)` (virt/kvm/kvm_main.c: skips
 //!   only vCPUs not `preempted`, itself, halted ones not runnable, and the `dy_eligible`
-//!   toggle); `yield_to` sets the target as next buddy on its runqueue and
+//!   toggle). Linux 5.3+ ("KVM: Boost vCPUs that are delivering interrupts") scans for
+//!   `vcpu->ready` instead: a vCPU woken from halt that has not run since is a candidate too
+//!   if `vcpu_dy_runnable` (an interrupt's `KVM_REQ_EVENT` or a pv kick's `pv_unhalted`), and
+//!   the kernel-mode filter applies only to preempted vCPUs (`hypervisor.ple.boost_woken`,
+//!   default true; false: the 3.x-5.2 rule). `yield_to` sets the target as next buddy on its runqueue and
 //!   reschedules that pCPU, and the spinner yields (skip buddy); up to 3 failed attempts.
 //!   Buddies are hints, as in `pick_next_entity`: the next buddy runs, and the skip buddy is
 //!   passed over, only if that is not too unfair to the leftmost entity
@@ -75,6 +79,8 @@ pub struct PleYield {
     pub directed_yield: bool,
     /// Only to a vCPU preempted in guest kernel mode (Linux 4.15+); false: to any preempted one.
     pub yield_to_kernel_mode: bool,
+    /// Also to a vCPU woken from halt that has not run since (Linux 5.3+, `vcpu->ready`).
+    pub boost_woken: bool,
 }
 
 impl Default for PleYield {
@@ -85,13 +91,18 @@ impl Default for PleYield {
 
 impl PleYield {
     pub fn of(ple: &crate::scenario::PleSpec) -> Self {
-        PleYield { directed_yield: ple.directed_yield.unwrap_or(true), yield_to_kernel_mode: ple.yield_to_kernel_mode }
+        PleYield {
+            directed_yield: ple.directed_yield.unwrap_or(true),
+            yield_to_kernel_mode: ple.yield_to_kernel_mode,
+            boost_woken: ple.boost_woken,
+        }
     }
 }
 
 pub struct Cfs {
     directed_yield: bool,
     yield_to_kernel_mode: bool,
+    boost_woken: bool,
     latency_ns: f64,
     min_gran_ns: f64,
     wakeup_gran_ns: f64,
@@ -125,6 +136,7 @@ impl Cfs {
         Ok(Cfs {
             directed_yield: ple.directed_yield,
             yield_to_kernel_mode: ple.yield_to_kernel_mode,
+            boost_woken: ple.boost_woken,
             latency_ns: latency_ms * NS_PER_MS as f64,
             min_gran_ns: min_gran_ms * NS_PER_MS as f64,
             wakeup_gran_ns: wakeup_ms * NS_PER_MS as f64,
@@ -551,8 +563,12 @@ impl HvScheduler for Cfs {
                 continue;
             }
             let f = view.vcpus[t];
-            let preempted = if self.yield_to_kernel_mode { f.preempted_in_kernel } else { f.preempted };
-            if f.run != RunState::Runnable || !preempted {
+            let candidate = if f.preempted {
+                !self.yield_to_kernel_mode || f.preempted_in_kernel
+            } else {
+                self.boost_woken && f.dy_runnable
+            };
+            if f.run != RunState::Runnable || !candidate {
                 continue;
             }
             if f.spinning {
@@ -754,7 +770,8 @@ mod tests {
     /// user mode (or kernel mode); vCPU 1 takes a PLE exit. Returns whether it yielded.
     fn pause_exit_with_preempted_sibling(yield_to_kernel_mode: bool, sibling_in_kernel: bool) -> bool {
         let mut k = Kit::new(1, &[2]);
-        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), PleYield { directed_yield: true, yield_to_kernel_mode }).unwrap();
+        let ple = PleYield { directed_yield: true, yield_to_kernel_mode, boost_woken: true };
+        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), ple).unwrap();
         k.init(&mut s);
         k.wake(&mut s, 0);
         k.wake(&mut s, 1);
@@ -781,5 +798,32 @@ mod tests {
         // Linux 3.x-4.14 `kvm_vcpu_on_spin`: any preempted sibling.
         assert!(pause_exit_with_preempted_sibling(false, false));
         assert!(pause_exit_with_preempted_sibling(false, true));
+    }
+
+    /// One pCPU, one 2-vCPU VM: vCPU 1 runs, vCPU 0 was halted and has just been woken
+    /// (`dy_runnable`: by an interrupt or a pv kick, or not: by its LAPIC timer) and waits on
+    /// the runqueue without having run; vCPU 1 takes a PLE exit. Returns whether it yielded.
+    fn pause_exit_with_woken_sibling(boost_woken: bool, dy_runnable: bool) -> bool {
+        let mut k = Kit::new(1, &[2]);
+        let ple = PleYield { directed_yield: true, yield_to_kernel_mode: true, boost_woken };
+        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), ple).unwrap();
+        k.init(&mut s);
+        k.wake(&mut s, 1);
+        assert_eq!(k.running_on(1), Some(0));
+        k.vcpus[0].dy_runnable = dy_runnable;
+        k.wake(&mut s, 0);
+        assert!(!k.vcpus[0].preempted && k.vcpus[0].run == RunState::Runnable, "vCPU 0 woke and waits");
+        k.with(|view| s.pause_exit(view, 1))
+    }
+
+    #[test]
+    fn a_spinner_yields_to_a_sibling_woken_by_an_interrupt_only_from_linux_5_3() {
+        // Linux 5.3+ `kvm_vcpu_on_spin`: `vcpu->ready` (set by `kvm_vcpu_wake_up`) and, while the
+        // woken vCPU still counts as blocking, `vcpu_dy_runnable` (KVM_REQ_EVENT, pv_unhalted);
+        // the kernel-mode filter applies only to preempted vCPUs.
+        assert!(pause_exit_with_woken_sibling(true, true));
+        assert!(!pause_exit_with_woken_sibling(true, false), "a timer wake-up is not dy_runnable");
+        // Linux 3.x-5.2: only `vcpu->preempted` vCPUs are candidates.
+        assert!(!pause_exit_with_woken_sibling(false, true));
     }
 }

@@ -455,6 +455,7 @@ mod tests {
                     last_pcpu: 0,
                     preempted: false,
                     preempted_in_kernel: false,
+                    dy_runnable: false,
                     spinning: false,
                     ac_pct: 50,
                     pmu: Default::default(),

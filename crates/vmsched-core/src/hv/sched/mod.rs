@@ -41,6 +41,10 @@ pub struct VcpuFacts {
     /// KVM's view: descheduled while runnable (`vcpu->preempted`/`ready`).
     pub preempted: bool,
     pub preempted_in_kernel: bool,
+    /// Woken from halt since it last ran by something KVM's `kvm_arch_dy_runnable` sees: an
+    /// accepted interrupt (`KVM_REQ_EVENT`) or a pv kick (`pv.pv_unhalted`); not a LAPIC timer
+    /// (`KVM_REQ_UNBLOCK`). Cleared when it runs.
+    pub dy_runnable: bool,
     /// Spinning in a PLE-visible loop right now.
     pub spinning: bool,
     /// Affinity coefficient (0-100) the guest published at its last context switch on this

@@ -42,6 +42,7 @@ impl Kit {
                     last_pcpu: id % n_pcpus,
                     preempted: false,
                     preempted_in_kernel: false,
+                    dy_runnable: false,
                     spinning: false,
                     ac_pct: 50,
                     pmu: Default::default(),
