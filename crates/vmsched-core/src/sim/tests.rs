@@ -1565,3 +1565,39 @@ fn a_granted_waiter_takes_its_lock_before_paying_the_refill() {
     assert_eq!(sim.w.vcpus[v].refill_debt_ns, debt, "nothing of the debt paid before the section");
 }
 
+
+/// Session 32: KVM's `kvm_arch_dy_runnable` as the model keeps it (`VcpuState::dy_runnable`,
+/// read by the 5.3+ directed-yield rule in `hv/sched/cfs.rs`): a halted vCPU woken by an
+/// interrupt stays dy_runnable until it runs; a LAPIC timer wake-up (`KVM_REQ_UNBLOCK`, no
+/// `KVM_REQ_EVENT`) does not make it so.
+#[test]
+fn a_vcpu_woken_by_an_interrupt_is_dy_runnable_until_it_runs_and_a_timer_wake_is_not() {
+    let text = "duration_ms = 50\n[hypervisor]\nscheduler = \"cfs\"\n[host]\ncores_per_socket = 1\n[[vms]]\nvcpus = 2\nworkloads = [{ kind = \"hog\", threads = 1 }]\n";
+    let sc = from_toml_str(text).unwrap();
+    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+    sim.run_until(5 * NS_PER_MS).unwrap();
+    let idle = (0..2).find(|&v| sim.w.vcpus[v].run == RunState::Blocked).expect("one vCPU halted");
+    let irq = |sim: &Simulation| IrqWork { left_ns: 1_000, action: IrqAction::Nothing, sent_at: sim.w.now() };
+    let work = irq(&sim);
+    sim.w.deliver_irq(idle, work);
+    assert_ne!(sim.w.vcpus[idle].run, RunState::Blocked, "woken");
+    assert!(sim.w.vcpus[idle].dy_runnable && sim.w.facts[idle].dy_runnable, "an interrupt's wake-up is dy_runnable");
+    let dispatched = sim.w.vcpus[idle].dispatches;
+    let mut t = sim.w.now();
+    while sim.w.vcpus[idle].dispatches == dispatched {
+        assert!(sim.w.vcpus[idle].dy_runnable, "dy_runnable while it waits");
+        t += 1_000;
+        assert!(t < 40 * NS_PER_MS, "the woken vCPU never ran");
+        sim.run_until(t).unwrap();
+    }
+    assert!(!sim.w.vcpus[idle].dy_runnable && !sim.w.facts[idle].dy_runnable, "cleared when it runs");
+    while sim.w.vcpus[idle].run != RunState::Blocked {
+        t += 1_000;
+        assert!(t < 45 * NS_PER_MS, "the vCPU never halted again");
+        sim.run_until(t).unwrap();
+    }
+    let work = irq(&sim);
+    sim.w.deliver_irq_as(idle, work, false);
+    assert_ne!(sim.w.vcpus[idle].run, RunState::Blocked, "woken by its timer");
+    assert!(!sim.w.vcpus[idle].dy_runnable, "a timer wake-up is not dy_runnable");
+}
