@@ -1,5 +1,5 @@
-//! KVM paravirtual guest features (reference §4.4-4.7; the spinlock also Xen's), switched on per VM in
-//! `vms[].guest.paravirt`.
+//! KVM paravirtual guest features (reference §4.4-4.7; the spinlock stands for Xen's too),
+//! switched on per VM in `vms[].guest.paravirt`.
 //!
 //! Models:
 //! - pv qspinlock, the hybrid queued/unfair lock of `kernel/locking/qspinlock_paravirt.h`

@@ -31,8 +31,9 @@
 //!   `vcpu->ready` instead: a vCPU woken from halt that has not run since is a candidate too
 //!   if `vcpu_dy_runnable` (an interrupt's `KVM_REQ_EVENT` or a pv kick's `pv_unhalted`), and
 //!   the kernel-mode filter applies only to preempted vCPUs (`hypervisor.ple.boost_woken`,
-//!   default true; false: the 3.x-5.2 rule). `yield_to` sets the target as next buddy on its runqueue and
-//!   reschedules that pCPU, and the spinner yields (skip buddy); up to 3 failed attempts.
+//!   default true; false: the 3.x-5.2 rule). `yield_to` sets the target as next buddy on its
+//!   runqueue and reschedules that pCPU, and the spinner yields (skip buddy); up to 3 failed
+//!   attempts.
 //!   Buddies are hints, as in `pick_next_entity`: the next buddy runs, and the skip buddy is
 //!   passed over, only if that is not too unfair to the leftmost entity
 //!   (`wakeup_preempt_entity` < 1, i.e. within one wake-up granularity of vruntime);
