@@ -234,11 +234,8 @@ impl World {
     /// An idle vCPU got a thread: wake it if halted, or let it pick the thread if running.
     pub(crate) fn kick_idle_vcpu(&mut self, u: VcpuId) {
         match self.vcpus[u].run {
-            RunState::Blocked => {
-                // The wake-up IPI is an accepted interrupt (`KVM_REQ_EVENT`).
-                self.vcpus[u].dy_runnable = true;
-                self.hv_wake(u)
-            }
+            // The wake-up IPI is an accepted interrupt (`KVM_REQ_EVENT`).
+            RunState::Blocked => self.hv_wake_by_event(u),
             RunState::Running(_) => {
                 self.advance(u);
                 self.arm_exec(u);

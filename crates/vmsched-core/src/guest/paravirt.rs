@@ -274,10 +274,7 @@ impl World {
             let pv_left = self.vms[self.threads[waiter].vm].pv_spin_ns;
             self.set_act(waiter, Activity::SpinLock { lock, since, pv_left });
         }
-        if self.vcpus[u].run == RunState::Blocked {
-            self.vcpus[u].dy_runnable = true; // `kvm_pv_kick_cpu_op` sets `pv.pv_unhalted`
-        }
-        self.hv_wake(u);
+        self.hv_wake_by_event(u); // `kvm_pv_kick_cpu_op` sets `pv.pv_unhalted`
         if let Some(k) = kicker {
             self.request_directed_yield(k, u);
         }

@@ -685,6 +685,16 @@ impl World {
         self.with_sched(|s, view| s.wake(view, v));
     }
 
+    /// Wake halted vCPU `v` for an event KVM's `kvm_arch_dy_runnable` sees (an accepted
+    /// interrupt's `KVM_REQ_EVENT`, a pv kick's `pv.pv_unhalted`): it stays `dy_runnable` until
+    /// it runs (`hv/sched/cfs.rs`, Linux 5.3's directed-yield candidates).
+    pub(crate) fn hv_wake_by_event(&mut self, v: VcpuId) {
+        if self.vcpus[v].run == RunState::Blocked {
+            self.vcpus[v].dy_runnable = true;
+        }
+        self.hv_wake(v);
+    }
+
     /// Running vCPU `w`'s code woke idle vCPU `u` (a wake-up IPI: an ICR-write exit). The
     /// hypervisor wakes `u` while it handles `w`'s exit (`vcpu_kick` -> `vcpu_wake` ->
     /// credit's `__runq_tickle`), and a SCHEDULE_SOFTIRQ that the wake-up raises on `w`'s own
@@ -822,8 +832,8 @@ impl World {
 
     /// As `deliver_irq`; `raises_event`: KVM accepts it through the local APIC with
     /// `KVM_REQ_EVENT` (every interrupt but the LAPIC timer's, which wakes a halted vCPU with
-    /// `KVM_REQ_UNBLOCK`, lapic.c `apic_timer_expired`), so that a halted target it wakes is
-    /// `dy_runnable`.
+    /// `KVM_REQ_UNBLOCK`, lapic.c `apic_timer_expired`), so a halted target wakes by event
+    /// (`hv_wake_by_event`).
     pub(crate) fn deliver_irq_as(&mut self, v: VcpuId, work: IrqWork, raises_event: bool) {
         match self.vcpus[v].run {
             RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_while_polling(v, work),
@@ -838,8 +848,11 @@ impl World {
             }
             RunState::Blocked => {
                 self.vcpus[v].pending_irq.push(work);
-                self.vcpus[v].dy_runnable |= raises_event;
-                self.hv_wake(v);
+                if raises_event {
+                    self.hv_wake_by_event(v);
+                } else {
+                    self.hv_wake(v);
+                }
             }
             RunState::Offline => self.irq_dropped(self.vcpus[v].vm, work),
         }

@@ -1585,7 +1585,6 @@ fn a_granted_waiter_takes_its_lock_before_paying_the_refill() {
     assert_eq!(sim.w.vcpus[v].refill_debt_ns, debt, "nothing of the debt paid before the section");
 }
 
-
 /// Session 32: KVM's `kvm_arch_dy_runnable` as the model keeps it (`VcpuState::dy_runnable`,
 /// read by the 5.3+ directed-yield rule in `hv/sched/cfs.rs`): a halted vCPU woken by an
 /// interrupt stays dy_runnable until it runs; a LAPIC timer wake-up (`KVM_REQ_UNBLOCK`, no
