@@ -218,7 +218,7 @@ def test_arena_set_that_a_contender_refuses_names_the_run_and_runs_nothing(cli, 
 
 
 def test_flexcore_acts_within_the_arena_scenarios_where_vcpus_spin(tmp_path):
-    """FlexCore decides on a 3 s PLE window and then hot-unplugs for ~3.5 s: the suite's
+    """FlexCore decides at its first 1 s check and then hot-unplugs for ~3.5 s: the suite's
     scenarios with PLE-visible spinning must run long enough for it to act."""
     suite = {s.name: s for s in arena.suite()}
     scenarios = [suite["sync-heavy"], suite["mixed-cloud"]]
