@@ -20,8 +20,8 @@
 //! Also: virtual-IPI delivery modes and busy guest ticks (`hv::vipi`), KVM halt polling
 //! (`hv::halt_poll`) and a per-pCPU background load (`hv::background`) hook in here.
 //!
-//! Leaves out: posted-interrupt hardware (every injection costs an exit),
-//! APICv/IPI virtualisation, exit handling while descheduled (an exit's cost is paid when the
+//! Leaves out: IPI virtualisation (the sender's ICR write always exits; posted interrupts
+//! are `hv::vipi`'s `posted` delivery), exit handling while descheduled (an exit's cost is paid when the
 //! vCPU next runs if it was descheduled at the exit).
 
 use crate::engine::Ns;
@@ -50,6 +50,9 @@ impl World {
             preempted: vc.preempted,
             preempted_in_kernel: vc.preempted_in_kernel,
             dy_runnable: vc.dy_runnable,
+            pi_pending: self.vipi_delivery == crate::hv::vipi::VipiDelivery::Posted
+                && vc.run == RunState::Runnable
+                && !vc.pending_irq.is_empty(),
             spinning: vc.cur.map_or(false, |t| self.threads[t].act.kernel_spin()),
             ac_pct: vc.ac_pct,
             pmu: self.pmu.counters(v),
@@ -861,6 +864,11 @@ impl World {
     pub(crate) fn vipi_arrive(&mut self, v: VcpuId, work: IrqWork) {
         match self.vcpus[v].run {
             RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_while_polling(v, work),
+            RunState::Running(_) if self.vipi_delivery == crate::hv::vipi::VipiDelivery::Posted => {
+                self.advance(v);
+                self.vcpus[v].irq.push_back(work);
+                self.arm_exec(v);
+            }
             RunState::Running(_) => {
                 self.advance(v);
                 self.vcpus[v].count_exit(ExitReason::ExtIntr);
@@ -892,7 +900,7 @@ impl World {
         }
         while self.vcpus[v].irq.front().map_or(false, |w| w.left_ns == 0) {
             let w = self.vcpus[v].irq.pop_front().unwrap();
-            if self.costs.exit_apic_eoi_ns > 0 {
+            if self.costs.exit_apic_eoi_ns > 0 && self.vipi_delivery != crate::hv::vipi::VipiDelivery::Posted {
                 // The handler's EOI write: an APIC-access exit (host `exit_apic_eoi_ns`).
                 self.charge_exit(v, ExitReason::ApicEoi);
             }

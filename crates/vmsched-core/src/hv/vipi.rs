@@ -24,6 +24,18 @@
 //!   covers every IPI the guest sends to a halted vCPU: function calls (TLB shootdowns, which
 //!   the sender spins on, `guest/mm.rs`) and the reschedule IPI that wakes an idle vCPU for a
 //!   woken thread (`guest/kernel.rs wake_thread`). Polling costs nothing beyond the exits.
+//! - `posted` (Intel APICv's posted interrupts with virtual-interrupt delivery, AMD AVIC; on
+//!   by default where the hardware has them, KVM's `enable_apicv`, Xen's posted interrupts):
+//!   the sender sets the interrupt in the target's posted-interrupt descriptor and sends the
+//!   notification vector; a running target's processor takes it without a VM exit
+//!   (`vmx_deliver_posted_interrupt`, arch/x86/kvm/vmx/vmx.c), so the handler starts
+//!   `phys_ipi_ns` after the send with no `ext_intr` exit, and its EOI is virtualised (no
+//!   `exit_apic_eoi_ns`). A descheduled target keeps the interrupt in its descriptor until its
+//!   next VM entry; while it waits, Linux 5.3+'s directed yield counts it as a candidate even
+//!   when preempted in user mode (`kvm_arch_dy_has_pending_interrupt`; `VcpuFacts::pi_pending`,
+//!   `hv/sched/cfs.rs`, with `hypervisor.ple.boost_woken`). A halted target is woken by the
+//!   wake-up vector as under `ipi`. The sender's ICR write still exits (no IPI virtualisation,
+//!   which Sapphire Rapids added), as do the host's timer interrupts (busy ticks).
 //! - Busy guest timer tick (`vms[].guest.busy_tick`): the guest's LAPIC timer fires every
 //!   `tick_us`; on a vCPU that is running guest code it costs an external-interrupt exit
 //!   (`exit_ext_intr_ns`) and the tick handler (`irq_handler_ns`), and the exit polls the
@@ -59,6 +71,9 @@ pub enum VipiDelivery {
     Ipi,
     /// The target sees the message only at its next VM exit (seed 004 §6.3).
     Polling,
+    /// Posted interrupts (APICv): the notification IPI is taken by a running target without
+    /// leaving the guest.
+    Posted,
 }
 
 /// Barrelfish's kernel time slice, the period of its timer interrupt: 80 ms (seed 004 §6.3

@@ -70,6 +70,20 @@ fn a_vipi_reaches_a_running_vcpu_after_the_physical_ipi_or_at_its_next_exit_when
     assert_eq!(polled.vms[0].exits["ext_intr"], 0);
 }
 
+#[test]
+fn a_posted_vipi_reaches_a_running_vcpu_without_an_exit() {
+    let c = crate::host::CostParams::default();
+    let posted = run(&one_ipi("credit", "vipi_delivery = \"posted\"", "{}"));
+    let h = &posted.vms[0].vipi_latency;
+    assert_eq!(h.count, 1);
+    // The notification IPI's latency, then the handler, in the guest: no external-interrupt exit.
+    assert_eq!(h.max_ns, c.phys_ipi_ns + c.ipi_handler_ns);
+    assert_eq!(posted.vms[0].exits["ext_intr"], 0);
+    let ipi = run(&one_ipi("credit", "", "{}"));
+    assert_eq!(ipi.vms[0].exits["ext_intr"], 1);
+    assert!(done_ms(&posted) < done_ms(&ipi), "posted {} ms, ipi {} ms", done_ms(&posted), done_ms(&ipi));
+}
+
 fn two_vcpu(delivery: &str, workload: &str) -> String {
     format!(
         r#"

@@ -31,7 +31,9 @@
 //!   `vcpu->ready` instead: a vCPU woken from halt that has not run since is a candidate too
 //!   if `vcpu_dy_runnable` (an interrupt's `KVM_REQ_EVENT` or a pv kick's `pv_unhalted`), and
 //!   the kernel-mode filter applies only to preempted vCPUs (`hypervisor.ple.boost_woken`,
-//!   default true; false: the 3.x-5.2 rule). `yield_to` sets the target as next buddy on its
+//!   default true; false: the 3.x-5.2 rule). With posted interrupts (`vipi_delivery =
+//!   "posted"`) the same 5.3 change lets a vCPU preempted in user mode through the filter
+//!   while an interrupt waits in its PI descriptor (`kvm_arch_dy_has_pending_interrupt`). `yield_to` sets the target as next buddy on its
 //!   runqueue and reschedules that pCPU, and the spinner yields (skip buddy); up to 3 failed
 //!   attempts.
 //!   Buddies are hints, as in `pick_next_entity`: the next buddy runs, and the skip buddy is
@@ -565,7 +567,7 @@ impl HvScheduler for Cfs {
             }
             let f = view.vcpus[t];
             let candidate = if f.preempted {
-                !self.yield_to_kernel_mode || f.preempted_in_kernel
+                !self.yield_to_kernel_mode || f.preempted_in_kernel || (self.boost_woken && f.pi_pending)
             } else {
                 self.boost_woken && f.dy_runnable
             };
@@ -770,8 +772,14 @@ mod tests {
     /// One pCPU, one 2-vCPU VM: vCPU 1 runs, vCPU 0 waits on the runqueue, preempted in guest
     /// user mode (or kernel mode); vCPU 1 takes a PLE exit. Returns whether it yielded.
     fn pause_exit_with_preempted_sibling(yield_to_kernel_mode: bool, sibling_in_kernel: bool) -> bool {
-        let mut k = Kit::new(1, &[2]);
         let ple = PleYield { directed_yield: true, yield_to_kernel_mode, boost_woken: true };
+        pause_exit_with_preempted_sibling_as(ple, sibling_in_kernel, false)
+    }
+
+    /// As `pause_exit_with_preempted_sibling`, with the PLE rule and whether a posted interrupt
+    /// waits in the sibling's PI descriptor (`pi_pending`).
+    fn pause_exit_with_preempted_sibling_as(ple: PleYield, sibling_in_kernel: bool, pi_pending: bool) -> bool {
+        let mut k = Kit::new(1, &[2]);
         let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), ple).unwrap();
         k.init(&mut s);
         k.wake(&mut s, 0);
@@ -786,6 +794,7 @@ mod tests {
         assert_eq!(k.running_on(1), Some(0), "vCPU 1 got the pCPU");
         assert!(k.vcpus[0].preempted && k.vcpus[0].run == RunState::Runnable, "vCPU 0 was preempted");
         k.vcpus[0].preempted_in_kernel = sibling_in_kernel;
+        k.vcpus[0].pi_pending = pi_pending;
         let yielded = k.with(|view| s.pause_exit(view, 1));
         assert_eq!(s.yield_stats(), (1, yielded as u64));
         yielded
@@ -799,6 +808,17 @@ mod tests {
         // Linux 3.x-4.14 `kvm_vcpu_on_spin`: any preempted sibling.
         assert!(pause_exit_with_preempted_sibling(false, false));
         assert!(pause_exit_with_preempted_sibling(false, true));
+    }
+
+    #[test]
+    fn a_spinner_yields_to_a_user_mode_preempted_sibling_with_a_posted_interrupt_from_linux_5_3() {
+        // Linux 5.3+ with APICv: `kvm_arch_dy_has_pending_interrupt` lets it through the
+        // kernel-mode filter.
+        let rule = |boost_woken| PleYield { directed_yield: true, yield_to_kernel_mode: true, boost_woken };
+        assert!(pause_exit_with_preempted_sibling_as(rule(true), false, true));
+        assert!(!pause_exit_with_preempted_sibling_as(rule(true), false, false));
+        // Before 5.3 the filter looked at the mode alone.
+        assert!(!pause_exit_with_preempted_sibling_as(rule(false), false, true));
     }
 
     /// One pCPU, one 2-vCPU VM: vCPU 1 runs, vCPU 0 was halted and has just been woken

@@ -1031,7 +1031,7 @@ mod tests {
         let map: BTreeMap<String, toml::Value> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
         let topo = Topology::new(1, 1, None, None, 2.5);
-        let fact = |vm| VcpuFacts { vm, idx: 0, run: RunState::Runnable, last_pcpu: 0, preempted: false, preempted_in_kernel: false, dy_runnable: false, spinning: false, ac_pct: 50, pmu: Default::default(), sched_tail_until: 0 };
+        let fact = |vm| VcpuFacts { vm, idx: 0, run: RunState::Runnable, last_pcpu: 0, preempted: false, preempted_in_kernel: false, dy_runnable: false, pi_pending: false, spinning: false, ac_pct: 50, pmu: Default::default(), sched_tail_until: 0 };
         let mut facts = vec![fact(0), fact(1)];
         let vms = vec![VmFacts { weight: 256, cap_pct: 0, vcpus: vec![0] }, VmFacts { weight: 256, cap_pct: 0, vcpus: vec![1] }];
         let aff = vec![None, None];

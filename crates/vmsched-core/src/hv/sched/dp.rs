@@ -456,6 +456,7 @@ mod tests {
                     preempted: false,
                     preempted_in_kernel: false,
                     dy_runnable: false,
+                    pi_pending: false,
                     spinning: false,
                     ac_pct: 50,
                     pmu: Default::default(),

@@ -45,6 +45,10 @@ pub struct VcpuFacts {
     /// accepted interrupt (`KVM_REQ_EVENT`) or a pv kick (`pv.pv_unhalted`); not a LAPIC timer
     /// (`KVM_REQ_UNBLOCK`). Cleared when it runs.
     pub dy_runnable: bool,
+    /// Descheduled while runnable with a posted interrupt outstanding (`vipi_delivery =
+    /// "posted"`: the PI descriptor's ON bit, synced into the vIRR at its next VM entry), which
+    /// KVM's `kvm_arch_dy_has_pending_interrupt` sees (Linux 5.3+, APICv only).
+    pub pi_pending: bool,
     /// Spinning in a PLE-visible loop right now.
     pub spinning: bool,
     /// Affinity coefficient (0-100) the guest published at its last context switch on this

@@ -43,6 +43,7 @@ impl Kit {
                     preempted: false,
                     preempted_in_kernel: false,
                     dy_runnable: false,
+                    pi_pending: false,
                     spinning: false,
                     ac_pct: 50,
                     pmu: Default::default(),
