@@ -45,6 +45,17 @@ def _seed(text: str) -> int:
     return v
 
 
+def _trace_window(text: str) -> tuple[float, float]:
+    """``--trace-window FROM:UNTIL`` in ms of simulated time."""
+    try:
+        a, b = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected FROM:UNTIL in ms, e.g. 100:300, got {text!r}")
+    if not (0 <= a < b < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected 0 <= FROM < UNTIL (ms), got {text!r}")
+    return a, b
+
+
 def _positive_int(text: str) -> int:
     try:
         v = int(text)
@@ -223,7 +234,7 @@ def _apply_to_scenario(sc, overrides: Sequence, source: str):
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from .runner import run
+    from .runner import TRACE_MAX_SLICES, run
 
     _check_scheduler_flag(a.scheduler)
     sc = _apply_to_scenario(_load(a.scenario), _overrides(a.set), a.scenario)
@@ -233,10 +244,21 @@ def cmd_run(a: argparse.Namespace) -> int:
               f"hypervisor.params ({', '.join(dropped)}) belong to {sc.scheduler} and are not "
               f"passed on (set scheduler = \"{a.scheduler}\" in the file to keep them)",
               file=sys.stderr)
+    if a.trace_window and not a.trace:
+        raise UsageError("--trace-window: given without --trace FILE.json")
+    if a.trace and Path(a.trace).is_dir():
+        raise UsageError(f"--trace {a.trace}: is a directory, expected a file name")
     res = run(sc, scheduler=a.scheduler, seed=a.seed, check=a.check, progress=not a.quiet,
-              controller=_python_controller(a.python_controller, a.controller_param))
+              controller=_python_controller(a.python_controller, a.controller_param),
+              trace=(a.trace_window or True) if a.trace else False)
     if a.out:
         res.to_dir(a.out, parquet=not a.no_parquet)
+    if a.trace:
+        res.write_trace(a.trace)
+        if res.trace_truncated_at_ns is not None:
+            print(f"note: the trace stopped at {res.trace_truncated_at_ns / 1e6:.3f} ms, after "
+                  f"{TRACE_MAX_SLICES:,} state slices; trace a shorter window with --trace-window",
+                  file=sys.stderr)
     if not a.quiet:
         print(run_header(res, sc.name))
         print(vm_table(res))
@@ -246,6 +268,8 @@ def cmd_run(a: argparse.Namespace) -> int:
         if a.out:
             print(f"results written to {a.out}/summary.json (+ vms/vcpus/pcpus .csv"
                   f"{'' if a.no_parquet else ' and .parquet'})")
+        if a.trace:
+            print(f"trace written to {a.trace} (open it in ui.perfetto.dev)")
     return 0
 
 
@@ -497,6 +521,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", metavar="DIR", help="write DIR/summary.json, vms/vcpus/pcpus "
                    ".csv and .parquet")
     r.add_argument("--check", action="store_true", help="check invariants after every event")
+    r.add_argument("--trace", metavar="FILE.json", help="write a timeline of every vCPU and pCPU "
+                   "(Chrome Trace Event JSON; open it in ui.perfetto.dev)")
+    r.add_argument("--trace-window", type=_trace_window, metavar="FROM:UNTIL",
+                   help="trace only this window of simulated time, in ms (default: the whole run, "
+                   "up to 500,000 state slices)")
     r.add_argument("--quiet", "-q", action="store_true", help="no table, no progress bar")
     r.add_argument("--no-parquet", action="store_true", help="write CSV and JSON only")
     r.add_argument("--python-controller", metavar="FILE.py:CLASS",

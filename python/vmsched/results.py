@@ -66,6 +66,10 @@ class Results:
         self.summary: dict = json.loads(json_text)
         #: wall-clock seconds of the run (not part of summary.json, which stays deterministic)
         self.wall_s = wall_s
+        #: the run's timeline trace (Chrome Trace Event JSON), if it was asked for
+        #: (``vmsched.run(..., trace=...)``), and when its slice cap stopped it (ns), if it did
+        self.trace_json: str | None = None
+        self.trace_truncated_at_ns: int | None = None
         self._tables: dict[str, pd.DataFrame] = {}
 
     @classmethod
@@ -172,6 +176,28 @@ class Results:
             return dest
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def write_trace(self, path: str | os.PathLike) -> Path:
+        """Write the run's timeline trace (``run(..., trace=...)``) to ``path``, atomically
+        (a temporary file renamed into place). Open it in ui.perfetto.dev."""
+        if self.trace_json is None:
+            raise ValueError("no trace: run with trace=True or trace=(from_ms, until_ms)")
+        dest = Path(path)
+        if dest.is_dir():
+            raise IsADirectoryError(f"{dest}: is a directory, expected a file name for the trace")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(self.trace_json)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide it from other users
+            os.replace(tmp, dest)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return dest
 
     def __repr__(self) -> str:
         return (f"<Results scheduler={self.scheduler} seed={self.seed} "

@@ -26,6 +26,28 @@ COMPLETION_STEP_NS = 10_000_000
 
 U64_MAX = 2**64 - 1
 
+#: At most this many vCPU state slices in a trace (about 100 MB of JSON; Perfetto's UI loads
+#: traces up to a few hundred MB; docs/results.md, Timeline trace).
+TRACE_MAX_SLICES = 500_000
+
+
+def trace_window_ns(trace: Any, horizon_ns: int) -> tuple[int, int] | None:
+    """``trace`` as a window of simulated time in ns: False/None (no trace), True (the whole
+    run) or ``(from_ms, until_ms)``. Bad values raise with the argument's name."""
+    if trace is None or trace is False:
+        return None
+    if trace is True:
+        return 0, horizon_ns
+    if isinstance(trace, (str, bytes)) or not hasattr(trace, "__len__") or len(trace) != 2:
+        raise TypeError(f"trace must be True, False or (from_ms, until_ms), got {trace!r}")
+    a, b = trace
+    for name, v in (("from_ms", a), ("until_ms", b)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or v == float("inf"):
+            raise ValueError(f"trace {name} must be a finite number of ms >= 0, got {v!r}")
+    if not a < b:
+        raise ValueError(f"trace window must start before it ends, got {a} ms to {b} ms")
+    return round(a * 1e6), min(round(b * 1e6), U64_MAX)
+
 
 def check_args(scheduler: Any = None, seed: Any = None, check: Any = False,
                progress: Any = False) -> None:
@@ -64,7 +86,8 @@ def run(scenario: Union[Scenario, Mapping[str, Any], PathLike],
         check: bool = False,
         progress: bool = False,
         chunks: int = DEFAULT_CHUNKS,
-        controller: Any = None) -> Results:
+        controller: Any = None,
+        trace: Any = False) -> Results:
     """Run a scenario (a :class:`Scenario`, a dict or a file path) to its end.
 
     ``scheduler`` and ``seed`` override the scenario's own; ``check=True`` asserts the
@@ -72,7 +95,10 @@ def run(scenario: Union[Scenario, Mapping[str, Any], PathLike],
     ``progress=True`` shows a progress bar on stderr for runs longer than a second.
     ``controller`` is a Python controller (see :mod:`vmsched.control`): its ``step(stats)`` is
     called every ``controller.interval_ms`` of simulated time and its actions are applied
-    (beside the scenario's own ``[controller]``, if any).
+    (beside the scenario's own ``[controller]``, if any). ``trace`` records every vCPU's run
+    state (True: the whole run; ``(from_ms, until_ms)``: a window of simulated time) as Chrome
+    Trace Event JSON, in ``Results.trace_json`` (``Results.write_trace(path)``; it opens in
+    ui.perfetto.dev); tracing does not change the run.
     """
     check_args(scheduler, seed, check, progress)
     interval_ns = None
@@ -87,6 +113,9 @@ def run(scenario: Union[Scenario, Mapping[str, Any], PathLike],
     sim = _core.Simulation(sc.to_json(), scheduler, seed, check)
 
     horizon = int(sim.horizon_ns)
+    window = trace_window_ns(trace, horizon)
+    if window is not None:
+        sim.enable_trace(window[0], window[1], TRACE_MAX_SLICES)
     # A scenario with a duration advances in `chunks` equal steps. A run-to-completion
     # scenario's horizon is only a safety limit, so it starts with small steps that grow while
     # they are cheap. The chunking does not change results: run_until is exact.
@@ -136,5 +165,9 @@ def run(scenario: Union[Scenario, Mapping[str, Any], PathLike],
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - t0
-    return Results(sim.results_json(), wall_s=wall)
+    res = Results(sim.results_json(), wall_s=wall)
+    if window is not None:
+        res.trace_json = sim.trace_json()
+        res.trace_truncated_at_ns = sim.trace_truncated_at_ns
+    return res
 

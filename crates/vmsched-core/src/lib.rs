@@ -13,3 +13,4 @@ pub mod hv;
 pub mod metrics;
 pub mod scenario;
 pub mod sim;
+pub mod trace;

@@ -233,6 +233,25 @@ impl Simulation {
         }
     }
 
+    /// Record a timeline trace of `[from_ns, until_ns)` (`vmsched_core::trace`) from now on.
+    /// A bad window or cap raises `ScenarioError` naming it.
+    fn enable_trace(&mut self, py: Python<'_>, from_ns: u64, until_ns: u64, max_slices: usize) -> PyResult<()> {
+        self.check_poisoned(py)?;
+        self.inner.enable_trace(from_ns, until_ns, max_slices).map_err(|e| scenario_err(py, e))
+    }
+
+    /// The trace so far as Chrome Trace Event JSON, or None if no trace is on.
+    fn trace_json(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        self.check_poisoned(py)?;
+        catch(|| self.inner.trace_json()).map_err(|m| internal_err(py, m))
+    }
+
+    /// When the trace's slice cap stopped its recording (ns), or None.
+    #[getter]
+    fn trace_truncated_at_ns(&self) -> Option<u64> {
+        self.inner.trace_truncated_at_ns()
+    }
+
     /// The results so far, as the pretty JSON of `docs/results.md` (byte-stable).
     fn results_json(&mut self, py: Python<'_>) -> PyResult<String> {
         self.check_poisoned(py)?;

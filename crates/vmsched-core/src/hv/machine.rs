@@ -158,6 +158,9 @@ impl World {
         }
         self.vcpus[v].run = new;
         self.sync_facts(v);
+        if let Some(t) = self.trace.as_mut() {
+            t.state_changed(v, new, self.q.now());
+        }
     }
 
     /// Account the time a running vCPU spent since its segment started (and what its virtual

@@ -131,6 +131,8 @@ pub struct World {
     pub(crate) llc: crate::hv::footprint::FootprintDomains,
     /// TLB pressure: each pCPU's recent translations (`hv::tlb`).
     pub(crate) tlb: crate::hv::footprint::FootprintDomains,
+    /// The timeline trace, when one is on (`Simulation::enable_trace`).
+    pub(crate) trace: Option<crate::trace::Recorder>,
 }
 
 pub struct Simulation {
@@ -231,6 +233,7 @@ impl Simulation {
             pmu: Default::default(),
             llc: crate::hv::footprint::FootprintDomains::new(n_sockets),
             tlb: crate::hv::footprint::FootprintDomains::new(n_p),
+            trace: None,
         };
         let (mut all_finite, mut any_finite) = (true, false);
         let mut global_vcpu = 0usize;
@@ -533,6 +536,31 @@ impl Simulation {
     }
     pub fn results(&self) -> Results {
         crate::metrics::results::build(&self.w, &self.scenario, &self.scheduler)
+    }
+
+    /// Record every vCPU's run state over `[from_ns, until_ns)` of simulated time, at most
+    /// `max_slices` state slices (`trace`); from now on, so call it before running. Tracing
+    /// does not change the run.
+    pub fn enable_trace(&mut self, from_ns: Ns, until_ns: Ns, max_slices: usize) -> Result<(), ScenarioError> {
+        if from_ns >= until_ns {
+            return Err(ScenarioError::new("trace.window", format!("must start before it ends, got {from_ns} ns to {until_ns} ns")));
+        }
+        if max_slices == 0 {
+            return Err(ScenarioError::new("trace.max_slices", "must be at least 1, got 0"));
+        }
+        self.w.trace = Some(crate::trace::Recorder::new(from_ns, until_ns, max_slices, self.w.q.now(), &self.w.vcpus));
+        Ok(())
+    }
+
+    /// The trace so far as Chrome Trace Event JSON (`trace`), None if none is on.
+    pub fn trace_json(&self) -> Option<String> {
+        let t = self.w.trace.as_ref()?;
+        Some(t.chrome_json(self.w.q.now(), self.w.pcpus.len(), &self.w.vms, &self.w.vcpus, &self.w.actions))
+    }
+
+    /// When the trace's slice cap stopped its recording, if it did.
+    pub fn trace_truncated_at_ns(&self) -> Option<Ns> {
+        self.w.trace.as_ref()?.truncated_at_ns()
     }
 
     /// Bring vCPU `vcpu` of VM `vm` online or offline in its guest (CPU hotplug).
