@@ -21,8 +21,8 @@
 //! (`hv::halt_poll`) and a per-pCPU background load (`hv::background`) hook in here.
 //!
 //! Leaves out: IPI virtualisation (the sender's ICR write always exits; posted interrupts
-//! are `hv::vipi`'s `posted` delivery), exit handling while descheduled (an exit's cost is paid when the
-//! vCPU next runs if it was descheduled at the exit).
+//! are `hv::vipi`'s `posted` delivery), exit handling while descheduled (an exit's cost is
+//! paid when the vCPU next runs if it was descheduled at the exit).
 
 use crate::engine::Ns;
 use crate::host::{cache_warmth, refill_parts_ns, ExitReason};

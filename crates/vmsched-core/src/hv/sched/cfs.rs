@@ -33,9 +33,9 @@
 //!   the kernel-mode filter applies only to preempted vCPUs (`hypervisor.ple.boost_woken`,
 //!   default true; false: the 3.x-5.2 rule). With posted interrupts (`vipi_delivery =
 //!   "posted"`) the same 5.3 change lets a vCPU preempted in user mode through the filter
-//!   while an interrupt waits in its PI descriptor (`kvm_arch_dy_has_pending_interrupt`). `yield_to` sets the target as next buddy on its
-//!   runqueue and reschedules that pCPU, and the spinner yields (skip buddy); up to 3 failed
-//!   attempts.
+//!   while an interrupt waits in its PI descriptor (`kvm_arch_dy_has_pending_interrupt`).
+//!   `yield_to` sets the target as next buddy on its runqueue and reschedules that pCPU, and
+//!   the spinner yields (skip buddy); up to 3 failed attempts.
 //!   Buddies are hints, as in `pick_next_entity`: the next buddy runs, and the skip buddy is
 //!   passed over, only if that is not too unfair to the leftmost entity
 //!   (`wakeup_preempt_entity` < 1, i.e. within one wake-up granularity of vruntime);
