@@ -59,6 +59,15 @@ def test_a_bad_trace_argument_is_refused_with_its_reason(bad, err):
         trace_window_ns(bad, 10**9)
 
 
+def test_a_trace_window_takes_any_real_number_of_ms():
+    import numpy as np
+
+    assert trace_window_ns((np.int64(1), np.float64(2.5)), 10**9) == (1_000_000, 2_500_000)
+    assert trace_window_ns(True, 10**9) == (0, 10**9) and trace_window_ns(False, 10**9) is None
+    start, end = trace_window_ns((1e300, 2e300), 10**9)
+    assert start < end <= 2**64 - 1
+
+
 def test_write_trace_without_a_trace_says_how_to_get_one(tmp_path):
     res = vmsched.run(vmsched.Scenario.from_file(SCENARIOS / "flexcore-sync-heavy-2vm.toml").replace(duration_ms=10))
     with pytest.raises(ValueError, match="trace=True"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import numbers
 import sys
 import time
 import traceback
@@ -42,11 +43,11 @@ def trace_window_ns(trace: Any, horizon_ns: int) -> tuple[int, int] | None:
         raise TypeError(f"trace must be True, False or (from_ms, until_ms), got {trace!r}")
     a, b = trace
     for name, v in (("from_ms", a), ("until_ms", b)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or v == float("inf"):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 <= v < float("inf"):
             raise ValueError(f"trace {name} must be a finite number of ms >= 0, got {v!r}")
     if not a < b:
         raise ValueError(f"trace window must start before it ends, got {a} ms to {b} ms")
-    return round(a * 1e6), min(round(b * 1e6), U64_MAX)
+    return min(round(a * 1e6), U64_MAX - 1), min(round(b * 1e6), U64_MAX)
 
 
 def check_args(scheduler: Any = None, seed: Any = None, check: Any = False,
