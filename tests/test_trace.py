@@ -35,6 +35,9 @@ def test_a_trace_tiles_each_vcpus_window_and_leaves_the_run_unchanged(tmp_path):
         s.sort()
         assert s[0][0] == 500_000_000 and s[-1][1] == 1_200_000_000, k
         assert all(a[1] == b[0] for a, b in zip(s, s[1:])), k
+    # Each VM's exits per ms, by reason: its PLE exits are there.
+    counters = [e for e in events if e["ph"] == "C" and e["name"] == "exits/ms"]
+    assert {e["pid"] for e in counters} == {1, 2} and any(e["args"].get("ple", 0) > 0 for e in counters)
     # FlexCore balloons at 1000 ms: an instant event on the host.
     acts = [e for e in events if e["ph"] == "i"]
     assert acts and acts[0]["name"] == "flexcore" and acts[0]["ts"] == 1_000_000.0

@@ -776,7 +776,7 @@ impl World {
             return;
         }
         vc.halt_pending = true;
-        vc.count_exit(ExitReason::Hlt);
+        self.count_exit(v, ExitReason::Hlt);
         self.owe_hv(v, Some(ExitReason::Hlt), self.costs.exit_hlt_ns);
         self.arm_exec(v);
         self.poll_mailbox(v);
@@ -822,10 +822,18 @@ impl World {
         self.pcpus[vc.pcpu()].hv_by_exit_ns[ExitReason::slot(exit)] += ns;
     }
 
+    /// Count a VM exit of vCPU `v` (the results' `exits`, and the trace's exit counters).
+    pub(crate) fn count_exit(&mut self, v: VcpuId, r: ExitReason) {
+        self.vcpus[v].count_exit(r);
+        if let Some(t) = self.trace.as_mut() {
+            t.exit(self.vcpus[v].vm, r, self.q.now());
+        }
+    }
+
     /// Charge an exit to a running (or about to run) vCPU.
     pub(crate) fn charge_exit(&mut self, v: VcpuId, r: ExitReason) {
         self.advance(v);
-        self.vcpus[v].count_exit(r);
+        self.count_exit(v, r);
         self.owe_hv(v, Some(r), self.costs.exit_ns(r));
         self.arm_exec(v);
         self.poll_mailbox(v);
@@ -874,7 +882,7 @@ impl World {
             }
             RunState::Running(_) => {
                 self.advance(v);
-                self.vcpus[v].count_exit(ExitReason::ExtIntr);
+                self.count_exit(v, ExitReason::ExtIntr);
                 self.owe_hv(v, Some(ExitReason::ExtIntr), self.costs.exit_ext_intr_ns);
                 self.vcpus[v].irq.push_back(work);
                 self.arm_exec(v);
@@ -948,7 +956,7 @@ impl World {
     fn ple_exit(&mut self, v: VcpuId) {
         let RunState::Running(p) = self.vcpus[v].run else { return };
         let ple = self.ple;
-        self.vcpus[v].count_exit(ExitReason::Ple);
+        self.count_exit(v, ExitReason::Ple);
         self.owe_hv(v, Some(ExitReason::Ple), self.costs.exit_ple_ns);
         let vc = &mut self.vcpus[v];
         vc.ple_spun_ns = 0;

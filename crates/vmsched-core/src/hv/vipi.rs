@@ -163,7 +163,7 @@ impl World {
         match self.vcpus[v].run {
             RunState::Running(_) if self.vcpus[v].cur.is_some() && !self.vcpus[v].halt_pending => {
                 self.advance(v);
-                self.vcpus[v].count_exit(ExitReason::ExtIntr);
+                self.count_exit(v, ExitReason::ExtIntr);
                 self.owe_hv(v, Some(ExitReason::ExtIntr), self.costs.exit_ext_intr_ns);
                 self.vcpus[v].irq.push_back(tick);
                 self.arm_exec(v);

@@ -6,20 +6,29 @@
 //! per pCPU, whose slices name the vCPU it ran (never overlapping: a pCPU runs one vCPU or
 //! none; idle time is left empty); one process per VM with a track per vCPU and a slice per
 //! state (`run@p<N>`, `runnable`, `halted`, `offline`); controller actions as instant events
-//! on the host. Times are written in µs with the nanoseconds kept exactly (`ts` 1234.567).
+//! on the host; and per VM a counter track `exits/ms` with its VM exits by reason in 1 ms
+//! buckets (`World::count_exit` reports each). Times are written in µs with the nanoseconds
+//! kept exactly (`ts` 1234.567).
 //!
-//! Leaves out: exits, interrupts and guest threads (a PLE-heavy run takes millions of exits a
-//! second), and Perfetto's protobuf format (JSON is what the viewers open directly; a trace is
-//! capped at `max_slices` state slices so that it stays within what they load, about 100 MB).
+//! Leaves out: each exit and interrupt as an event of its own (a PLE-heavy run takes millions
+//! of exits a second), guest threads, and Perfetto's protobuf format (JSON is what the viewers
+//! open directly; a trace is capped at `max_slices` state slices so that it stays within what
+//! they load, about 100 MB).
 
 use std::fmt::Write;
 
 use crate::engine::Ns;
+use crate::host::ExitReason;
 use crate::sim::control::ActionRecord;
 use crate::sim::state::{RunState, Vcpu, Vm};
 
 /// The default cap on state slices (about 0.1 kB of JSON each, twice for running slices).
 pub const DEFAULT_MAX_SLICES: usize = 500_000;
+
+/// Width of the exit counters' buckets.
+pub const EXIT_BUCKET_NS: Ns = 1_000_000;
+
+type ExitCounts = [u32; ExitReason::ALL.len()];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Slice {
@@ -40,6 +49,8 @@ pub struct Recorder {
     slices: Vec<Slice>,
     /// Simulated time at which the cap stopped the recording.
     truncated_at: Option<Ns>,
+    /// Per VM, per `EXIT_BUCKET_NS` bucket from `from_ns`: its exits by reason.
+    exits: Vec<Vec<ExitCounts>>,
 }
 
 impl Recorder {
@@ -52,7 +63,24 @@ impl Recorder {
             open: vcpus.iter().map(|v| (v.run, now)).collect(),
             slices: Vec::new(),
             truncated_at: None,
+            exits: Vec::new(),
         }
+    }
+
+    /// A VM exit of VM `vm` at `now`.
+    pub(crate) fn exit(&mut self, vm: usize, r: ExitReason, now: Ns) {
+        if now < self.from_ns || now >= self.until_ns {
+            return;
+        }
+        let b = ((now - self.from_ns) / EXIT_BUCKET_NS) as usize;
+        if self.exits.len() <= vm {
+            self.exits.resize(vm + 1, Vec::new());
+        }
+        let buckets = &mut self.exits[vm];
+        if buckets.len() <= b {
+            buckets.resize(b + 1, [0; ExitReason::ALL.len()]);
+        }
+        buckets[b][r.index()] += 1;
     }
 
     /// vCPU `vcpu` changes state at `now`.
@@ -126,6 +154,26 @@ impl Recorder {
                 event(&mut out, complete(0, p, "pcpu", &who, s.from, s.to));
             }
         }
+        for (vm, buckets) in closed.exits.iter().enumerate() {
+            let seen: Vec<ExitReason> =
+                ExitReason::ALL.iter().copied().filter(|r| buckets.iter().any(|c| c[r.index()] > 0)).collect();
+            let mut last: Option<&ExitCounts> = None;
+            let zero = [0; ExitReason::ALL.len()];
+            // A counter holds its value until the next sample: write a bucket when it differs
+            // from the one before, and a closing zero after the last.
+            for (b, c) in buckets.iter().chain(std::iter::once(&zero)).enumerate() {
+                if last == Some(c) || (last.is_none() && c == &zero) {
+                    continue;
+                }
+                last = Some(c);
+                let t = self.from_ns + b as Ns * EXIT_BUCKET_NS;
+                let args: Vec<String> = seen.iter().map(|r| format!("\"{}\":{}", r.name(), c[r.index()])).collect();
+                event(
+                    &mut out,
+                    format!("{{\"ph\":\"C\",\"pid\":{},\"ts\":{},\"name\":\"exits/ms\",\"args\":{{{}}}}}", vm + 1, us(t), args.join(",")),
+                );
+            }
+        }
         for a in actions {
             let t = (a.t_ms * 1e6).round() as Ns;
             if t < self.from_ns || t >= self.until_ns {
@@ -188,7 +236,7 @@ mod tests {
 
     #[test]
     fn slices_are_clipped_to_the_window_and_stop_at_the_cap() {
-        let mut r = Recorder { from_ns: 100, until_ns: 1000, max_slices: 2, open: vec![(RunState::Blocked, 0)], slices: Vec::new(), truncated_at: None };
+        let mut r = Recorder { from_ns: 100, until_ns: 1000, max_slices: 2, open: vec![(RunState::Blocked, 0)], slices: Vec::new(), truncated_at: None, exits: Vec::new() };
         r.state_changed(0, RunState::Running(3), 50); // wholly before the window
         r.state_changed(0, RunState::Runnable, 150); // [100, 150) running
         r.state_changed(0, RunState::Running(1), 400); // [150, 400) runnable
@@ -260,6 +308,36 @@ mod tests {
         for (p, mut s) in per_pcpu {
             s.sort();
             assert!(s.windows(2).all(|w| w[0].1 <= w[1].0), "pCPU {p} ran two vCPUs at once");
+        }
+    }
+
+    /// The `exits/ms` counters, each value held until the next sample, add up to the run's own
+    /// exit counts by VM and reason when the window covers the whole run (the slice cap does
+    /// not stop the counters).
+    #[test]
+    fn the_exit_counters_add_up_to_the_runs_exits() {
+        let sc = crate::scenario::from_toml_str(SYNC_2VM).unwrap();
+        let ov = crate::sim::Overrides { scheduler: Some("cfs".into()), seed: Some(1), check: false };
+        let mut sim = crate::sim::Simulation::new(&sc, &ov).unwrap();
+        sim.enable_trace(0, u64::MAX, 1000).unwrap();
+        let r = sim.run().unwrap();
+        assert!(sim.trace_truncated_at_ns().is_some(), "the slice cap was reached");
+        let doc: serde_json::Value = serde_json::from_str(&sim.trace_json().unwrap()).unwrap();
+        for (vm, res) in r.vms.iter().enumerate() {
+            let samples: Vec<&serde_json::Value> =
+                doc["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "C" && e["pid"] == vm as u64 + 1).collect();
+            assert!(samples.len() > 10);
+            for (reason, &total) in &res.exits {
+                let sum: u64 = samples
+                    .windows(2)
+                    .map(|w| {
+                        let buckets = (ns(&w[1]["ts"]) - ns(&w[0]["ts"])) / EXIT_BUCKET_NS;
+                        w[0]["args"].get(reason.as_str()).and_then(|v| v.as_u64()).unwrap_or(0) * buckets
+                    })
+                    .sum();
+                assert_eq!(sum, total, "vm{vm} {reason}");
+            }
+            assert!(res.exits["ple"] > 0);
         }
     }
 
