@@ -50,9 +50,7 @@ impl World {
             preempted: vc.preempted,
             preempted_in_kernel: vc.preempted_in_kernel,
             dy_runnable: vc.dy_runnable,
-            pi_pending: self.vipi_delivery == crate::hv::vipi::VipiDelivery::Posted
-                && vc.run == RunState::Runnable
-                && !vc.pending_irq.is_empty(),
+            pi_pending: self.vipi_is_posted() && vc.run == RunState::Runnable && !vc.pending_irq.is_empty(),
             spinning: vc.cur.map_or(false, |t| self.threads[t].act.kernel_spin()),
             ac_pct: vc.ac_pct,
             pmu: self.pmu.counters(v),
@@ -850,7 +848,7 @@ impl World {
     /// (`hv_wake_by_event`).
     pub(crate) fn deliver_irq_as(&mut self, v: VcpuId, work: IrqWork, raises_event: bool) {
         match self.vcpus[v].run {
-            RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_while_polling(v, work),
+            RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_without_exit(v, work),
             RunState::Running(_) | RunState::Blocked if self.vipi_is_polled() => self.mailbox_post(v, work),
             RunState::Running(_) => {
                 let at = self.q.now() + self.costs.phys_ipi_ns;
@@ -874,11 +872,8 @@ impl World {
 
     pub(crate) fn vipi_arrive(&mut self, v: VcpuId, work: IrqWork) {
         match self.vcpus[v].run {
-            RunState::Running(_) if self.vcpus[v].poll_until.is_some() => self.inject_while_polling(v, work),
-            RunState::Running(_) if self.vipi_delivery == crate::hv::vipi::VipiDelivery::Posted => {
-                self.advance(v);
-                self.vcpus[v].irq.push_back(work);
-                self.arm_exec(v);
+            RunState::Running(_) if self.vcpus[v].poll_until.is_some() || self.vipi_is_posted() => {
+                self.inject_without_exit(v, work)
             }
             RunState::Running(_) => {
                 self.advance(v);
@@ -892,9 +887,10 @@ impl World {
         }
     }
 
-    /// An interrupt for a halt-polling vCPU: it is outside the guest already, so the poll loop
-    /// sees it without an exit or a physical IPI (`kvm_vcpu_kick` of a vCPU not in guest mode).
-    fn inject_while_polling(&mut self, v: VcpuId, work: IrqWork) {
+    /// An interrupt that running vCPU `v` takes without an exit: a halt-polling vCPU is outside
+    /// the guest already, so the poll loop sees it (`kvm_vcpu_kick` of a vCPU not in guest
+    /// mode); a posted interrupt's notification is handled inside the guest (`hv::vipi`).
+    fn inject_without_exit(&mut self, v: VcpuId, work: IrqWork) {
         self.advance(v);
         self.vcpus[v].irq.push_back(work);
         self.arm_exec(v);
@@ -911,7 +907,7 @@ impl World {
         }
         while self.vcpus[v].irq.front().map_or(false, |w| w.left_ns == 0) {
             let w = self.vcpus[v].irq.pop_front().unwrap();
-            if self.costs.exit_apic_eoi_ns > 0 && self.vipi_delivery != crate::hv::vipi::VipiDelivery::Posted {
+            if self.costs.exit_apic_eoi_ns > 0 && !self.vipi_is_posted() {
                 // The handler's EOI write: an APIC-access exit (host `exit_apic_eoi_ns`).
                 self.charge_exit(v, ExitReason::ApicEoi);
             }

@@ -154,6 +154,11 @@ impl World {
         self.vipi_delivery == VipiDelivery::Polling
     }
 
+    /// Whether virtual interrupts are posted (APICv): no exit to take them, EOI virtualised.
+    pub(crate) fn vipi_is_posted(&self) -> bool {
+        self.vipi_delivery == VipiDelivery::Posted
+    }
+
     /// A guest timer tick on vCPU `v` (busy-tick guests). Running guest code: an
     /// external-interrupt exit and the tick handler. Descheduled: one pending tick. Halted or
     /// running idle (about to halt): nothing here.

@@ -90,15 +90,21 @@ impl Recorder {
     }
 
     fn record(&mut self, vcpu: usize, state: RunState, from: Ns, to: Ns) {
-        let (from, to) = (from.max(self.from_ns), to.min(self.until_ns));
-        if from >= to || self.truncated_at.is_some() {
+        let Some(s) = self.clip(Slice { vcpu, state, from, to }) else { return };
+        if self.truncated_at.is_some() {
             return;
         }
         if self.slices.len() >= self.max_slices {
-            self.truncated_at = Some(from);
+            self.truncated_at = Some(s.from);
             return;
         }
-        self.slices.push(Slice { vcpu, state, from, to });
+        self.slices.push(s);
+    }
+
+    /// `s` cut to the window, None if nothing of it lies inside.
+    fn clip(&self, s: Slice) -> Option<Slice> {
+        let (from, to) = (s.from.max(self.from_ns), s.to.min(self.until_ns));
+        (from < to).then_some(Slice { from, to, ..s })
     }
 
     /// When the cap stopped the recording, if it did.
@@ -106,16 +112,24 @@ impl Recorder {
         self.truncated_at
     }
 
-    /// The trace as Chrome Trace Event JSON, the vCPUs' open states closed at `now`.
+    /// The trace as Chrome Trace Event JSON, the vCPUs' open states closed at `now` (as
+    /// `record` would, within the cap).
     pub(crate) fn chrome_json(&self, now: Ns, n_pcpus: usize, vms: &[Vm], vcpus: &[Vcpu], actions: &[ActionRecord]) -> String {
-        let mut closed = self.clone();
-        for (v, &(state, since)) in self.open.iter().enumerate() {
-            closed.record(v, state, since, now);
+        let open = self.open.iter().enumerate().filter_map(|(vcpu, &(state, from))| self.clip(Slice { vcpu, state, from, to: now }));
+        let (mut closing, mut truncated_at) = (Vec::new(), self.truncated_at);
+        if truncated_at.is_none() {
+            let room = self.max_slices - self.slices.len();
+            closing = open.collect::<Vec<_>>();
+            if closing.len() > room {
+                truncated_at = Some(closing[room].from);
+                closing.truncate(room);
+            }
         }
-        let mut out = String::with_capacity(128 * (2 * closed.slices.len() + vcpus.len() + n_pcpus + 8));
+        let slices = self.slices.iter().chain(&closing);
+        let mut out = String::with_capacity(128 * (2 * (self.slices.len() + closing.len()) + vcpus.len() + n_pcpus + 8));
         out.push_str("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"vmsched\"");
         let _ = write!(out, ",\"window_ns\":[{},{}]", self.from_ns, self.until_ns.min(now));
-        if let Some(t) = closed.truncated_at {
+        if let Some(t) = truncated_at {
             let _ = write!(out, ",\"truncated_at_ns\":{t}");
         }
         out.push_str("},\"traceEvents\":[\n");
@@ -126,21 +140,21 @@ impl Recorder {
             }
             out.push_str(&text);
         };
-        event(&mut out, meta(0, None, "process_name", "host"));
-        event(&mut out, meta(0, None, "process_sort_index", "0"));
+        event(&mut out, name_meta(0, None, "process_name", "host"));
+        event(&mut out, sort_meta(0, None, "process_sort_index", 0));
         for p in 0..n_pcpus {
-            event(&mut out, meta(0, Some(p), "thread_name", &format!("pCPU{p}")));
-            event(&mut out, meta(0, Some(p), "thread_sort_index", &p.to_string()));
+            event(&mut out, name_meta(0, Some(p), "thread_name", &format!("pCPU{p}")));
+            event(&mut out, sort_meta(0, Some(p), "thread_sort_index", p));
         }
         for (i, vm) in vms.iter().enumerate() {
-            event(&mut out, meta(i + 1, None, "process_name", &format!("vm {}", vm.name)));
-            event(&mut out, meta(i + 1, None, "process_sort_index", &(i + 1).to_string()));
-            for (k, _) in vm.vcpus.iter().enumerate() {
-                event(&mut out, meta(i + 1, Some(k), "thread_name", &format!("vCPU{k}")));
-                event(&mut out, meta(i + 1, Some(k), "thread_sort_index", &k.to_string()));
+            event(&mut out, name_meta(i + 1, None, "process_name", &format!("vm {}", vm.name)));
+            event(&mut out, sort_meta(i + 1, None, "process_sort_index", i + 1));
+            for k in 0..vm.vcpus.len() {
+                event(&mut out, name_meta(i + 1, Some(k), "thread_name", &format!("vCPU{k}")));
+                event(&mut out, sort_meta(i + 1, Some(k), "thread_sort_index", k));
             }
         }
-        for s in &closed.slices {
+        for s in slices {
             let vc = &vcpus[s.vcpu];
             let name = match s.state {
                 RunState::Running(p) => format!("run@p{p}"),
@@ -154,7 +168,7 @@ impl Recorder {
                 event(&mut out, complete(0, p, "pcpu", &who, s.from, s.to));
             }
         }
-        for (vm, buckets) in closed.exits.iter().enumerate() {
+        for (vm, buckets) in self.exits.iter().enumerate() {
             let seen: Vec<ExitReason> =
                 ExitReason::ALL.iter().copied().filter(|r| buckets.iter().any(|c| c[r.index()] > 0)).collect();
             let mut last: Option<&ExitCounts> = None;
@@ -208,14 +222,19 @@ fn complete(pid: usize, tid: usize, cat: &str, name: &str, from: Ns, to: Ns) -> 
     )
 }
 
-fn meta(pid: usize, tid: Option<usize>, name: &str, value: &str) -> String {
+/// A metadata event naming a process or thread track.
+fn name_meta(pid: usize, tid: Option<usize>, what: &str, name: &str) -> String {
+    meta(pid, tid, what, &format!("{{\"name\":\"{}\"}}", json_escape(name)))
+}
+
+/// A metadata event placing a process or thread track.
+fn sort_meta(pid: usize, tid: Option<usize>, what: &str, index: usize) -> String {
+    meta(pid, tid, what, &format!("{{\"sort_index\":{index}}}"))
+}
+
+fn meta(pid: usize, tid: Option<usize>, what: &str, args: &str) -> String {
     let tid = tid.map(|t| format!(",\"tid\":{t}")).unwrap_or_default();
-    let args = if name.ends_with("sort_index") {
-        format!("{{\"sort_index\":{value}}}")
-    } else {
-        format!("{{\"name\":\"{}\"}}", json_escape(value))
-    };
-    format!("{{\"ph\":\"M\",\"pid\":{pid}{tid},\"name\":\"{name}\",\"args\":{args}}}")
+    format!("{{\"ph\":\"M\",\"pid\":{pid}{tid},\"name\":\"{what}\",\"args\":{args}}}")
 }
 
 fn json_escape(s: &str) -> String {
