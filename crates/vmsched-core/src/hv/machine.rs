@@ -481,8 +481,16 @@ impl World {
         if let Some(v) = prev {
             self.advance(v);
             if self.halt_poll_interrupted(v) {
-                why = Reason::Block;
-                self.arm_idle_tick(v);
+                // `kvm_vcpu_block` checks `kvm_vcpu_check_block` once more before its
+                // schedule(): a wake-up that came during the poll (a pv kick's `pv_unhalted`)
+                // ends the halt instead.
+                if self.halt_has_work(v) {
+                    self.vcpus[v].halt_polls_successful += 1;
+                    self.halt_poll_resume(v);
+                } else {
+                    why = Reason::Block;
+                    self.arm_idle_tick(v);
+                }
             }
             self.sync_facts(v);
         }

@@ -51,6 +51,11 @@ impl World {
             if vc.steal_preempted && !(vc.preempted && matches!(vc.run, RunState::Runnable | RunState::Offline)) {
                 return Err(format!("vcpu {v} reported preempted to its guest while {:?}", vc.run));
             }
+            if vc.run == RunState::Blocked {
+                if let Some(t) = vc.cur.filter(|&t| !matches!(self.threads[t].act, Activity::PvWait { .. })) {
+                    return Err(format!("vcpu {v} is halted while its thread {} has work ({:?}): a lost wake-up", self.threads[t].name, self.threads[t].act));
+                }
+            }
             if !vc.online && (vc.cur.is_some() || !vc.runq.is_empty()) {
                 return Err(format!("offline vcpu {v} holds guest threads"));
             }

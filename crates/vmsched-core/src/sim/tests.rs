@@ -1644,3 +1644,20 @@ fn a_vcpu_woken_by_an_interrupt_is_dy_runnable_until_it_runs_and_a_timer_wake_is
     assert_ne!(sim.w.vcpus[idle].run, RunState::Blocked, "woken by its timer");
     assert!(!sim.w.vcpus[idle].dy_runnable, "a timer wake-up is not dy_runnable");
 }
+
+#[test]
+fn a_pv_kick_that_reaches_a_halt_polling_vcpu_is_never_lost() {
+    // The kick lands while the waiter's vCPU polls in kvm_vcpu_halt; a reschedule of its pCPU
+    // then ends the poll, and kvm_vcpu_block's last kvm_vcpu_check_block sees pv_unhalted:
+    // the vCPU must not block with its kicked thread (the checker, on here, calls a halted
+    // vCPU whose thread has work a lost wake-up). Seeds 1-8 include runs where that happens
+    // (before the fix seed 5 lost a kick and left every vCPU of a VM halted; under session 34's
+    // dy_eligible fix seed 1 did, at 913.8 ms).
+    let text = with_guest(SYNC_2VM, "{ spinlock = \"queued\", paravirt = { spinlock = true, spin_loops = 64 } }");
+    let sc = from_toml_str(&text).unwrap();
+    for seed in 1..=8 {
+        let mut sim = Simulation::new(&sc, &Overrides { scheduler: Some("cfs".into()), seed: Some(seed), check: true }).unwrap();
+        let r = sim.run().expect("no invariant violated");
+        assert!(r.vms.iter().all(|v| v.finished), "seed {seed}: every VM finishes");
+    }
+}
