@@ -188,9 +188,10 @@ def hypervisor() -> dict:
     # spinlock optimization framework"), i.e. `"yield_to_kernel_mode": False` here. Under that
     # rule dedup's baselines (Fig. 1 with Fig. 2's 2VM shares) could not be refitted within
     # tolerance (calibration.toml, flexcore, session 9 record), so the model keeps 4.15's filter.
-    # Session 10 found a second fault in the candidates' `dy_eligible` toggle (fixed in
-    # session 12 as commit 0d27178, not merged: under it no dedup grid point refits all four
-    # baselines, calibration.toml) and measured dedup under the 3.13
+    # Session 10 found a second fault, in the candidates' `dy_eligible` toggle (kept off main
+    # by sessions 12 and 33: under the fix no dedup grid point refits all four baselines;
+    # merged in session 34 with dedup refitted by its rule, its 2VM IPI share out,
+    # calibration.toml, flexcore, session 34 record) and measured dedup under the 3.13
     # rule again, with and without interrupts off on its I/O lock (DEDUP_IO_IRQS_OFF): no refit
     # within the session's time (calibration.toml, flexcore, session 10 record). Session 30
     # re-measured the 3.13 rule on the current model, as is (rule written before the run: adopt

@@ -21,8 +21,12 @@
 //! - periodic load balancing (interval = #pCPUs ms, x16 when busy; imbalance_pct 117) and
 //!   new-idle balancing; migrated threads keep their lag relative to min_vruntime;
 //! - KVM PLE exits call `kvm_vcpu_on_spin`: round robin from the last boosted vCPU, skipping
-//!   vCPUs that are not ready, preempted in user mode, or spinning themselves every other
-//!   time (`dy_eligible`). The user-mode filter is the `yield_to_kernel_mode` argument of
+//!   vCPUs that are not ready, preempted in user mode, or, every other time, still inside
+//!   their own `kvm_vcpu_on_spin` (`kvm_vcpu_eligible_for_directed_yield`: a vCPU
+//!   descheduled by its own directed yield, whose `yield_to` ends in `schedule()`, is
+//!   `in_spin_loop`, and each look at it toggles its `dy_eligible`; a vCPU the host preempted
+//!   while it spun in the guest is not in_spin_loop and is no exception; leaving
+//!   `kvm_vcpu_on_spin` clears `dy_eligible`). The user-mode filter is the `yield_to_kernel_mode` argument of
 //!   Linux 4.15+ ("KVM: add spinlock optimization framework"); with
 //!   `hypervisor.ple.yield_to_kernel_mode = false` any preempted vCPU is a candidate, as in
 //!   Linux 3.x-4.14's `kvm_vcpu_on_spin(struct kvm_vcpu *me)` (virt/kvm/kvm_main.c: skips
@@ -119,6 +123,9 @@ pub struct Cfs {
     active_per_vm: Vec<u32>,
     last_boosted: Vec<usize>,
     dy_eligible: Vec<bool>,
+    /// Descheduled by its own directed yield and not run since: still inside its
+    /// `kvm_vcpu_on_spin` (`vcpu->spin_loop.in_spin_loop`).
+    in_spin_loop: Vec<bool>,
     balance_interval_ns: Ns,
     dy_attempted: u64,
     dy_successful: u64,
@@ -153,6 +160,7 @@ impl Cfs {
             active_per_vm: Vec::new(),
             last_boosted: Vec::new(),
             dy_eligible: Vec::new(),
+            in_spin_loop: Vec::new(),
             balance_interval_ns: 0,
             dy_attempted: 0,
             dy_successful: 0,
@@ -438,6 +446,7 @@ impl HvScheduler for Cfs {
         self.active_per_vm = vec![0; view.vms.len()];
         self.last_boosted = vec![usize::MAX; view.vms.len()];
         self.dy_eligible = vec![false; view.vcpus.len()];
+        self.in_spin_loop = vec![false; view.vcpus.len()];
         self.balance_interval_ns = n as Ns * NS_PER_MS;
         for p in 0..n {
             view.arm(BALANCE_TIMER_BASE + p as u64, self.balance_interval_ns + p as Ns * 1000);
@@ -507,6 +516,11 @@ impl HvScheduler for Cfs {
         if let Some(v) = next {
             self.dequeue(v);
             self.ents[v].exec_start = view.now;
+            // Back from the schedule() of its own directed yield, a vCPU leaves
+            // kvm_vcpu_on_spin: in_spin_loop off, dy_eligible cleared.
+            if std::mem::take(&mut self.in_spin_loop[v]) {
+                self.dy_eligible[v] = false;
+            }
         }
         let slice = next.map(|v| {
             let nr = self.rq[p].len() + 1;
@@ -574,7 +588,8 @@ impl HvScheduler for Cfs {
             if f.run != RunState::Runnable || !candidate {
                 continue;
             }
-            if f.spinning {
+            // kvm_vcpu_eligible_for_directed_yield.
+            if self.in_spin_loop[t] {
                 let eligible = self.dy_eligible[t];
                 self.dy_eligible[t] = !eligible;
                 if !eligible {
@@ -586,6 +601,9 @@ impl HvScheduler for Cfs {
             if r > 0 {
                 self.last_boosted[vm] = idx;
                 self.dy_successful += 1;
+                // yield_to ends in schedule(): the yielder is descheduled inside its
+                // kvm_vcpu_on_spin.
+                self.in_spin_loop[me] = true;
                 return true;
             } else if r < 0 {
                 tries -= 1;
@@ -594,6 +612,9 @@ impl HvScheduler for Cfs {
                 }
             }
         }
+        // kvm_vcpu_on_spin returns without yielding: "Ensure vcpu is not eligible during next
+        // spinloop".
+        self.dy_eligible[me] = false;
         false
     }
 
@@ -846,5 +867,56 @@ mod tests {
         assert!(!pause_exit_with_woken_sibling(true, false), "a timer wake-up is not dy_runnable");
         // Linux 3.x-5.2: only `vcpu->preempted` vCPUs are candidates.
         assert!(!pause_exit_with_woken_sibling(false, true));
+    }
+
+    /// One pCPU, one 2-vCPU VM under Linux 3.13's rule (any preempted sibling is a candidate):
+    /// run until vCPU 1 holds the pCPU and vCPU 0 waits, preempted.
+    fn kvm313_sibling_preempted(k: &mut Kit) -> Cfs {
+        let ple = PleYield { directed_yield: true, yield_to_kernel_mode: false, boost_woken: false };
+        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), ple).unwrap();
+        k.init(&mut s);
+        k.wake(&mut s, 0);
+        k.wake(&mut s, 1);
+        for i in 1..=50 {
+            if k.running_on(1).is_some() {
+                break;
+            }
+            k.advance(&mut s, i * MS);
+            k.schedule(&mut s, 0, Reason::Timer);
+        }
+        assert_eq!(k.running_on(1), Some(0), "vCPU 1 got the pCPU");
+        assert!(k.vcpus[0].preempted && k.vcpus[0].run == RunState::Runnable, "vCPU 0 was preempted");
+        s
+    }
+
+    #[test]
+    fn a_sibling_preempted_while_spinning_in_the_guest_is_a_yield_candidate_at_every_exit() {
+        // kvm_vcpu_eligible_for_directed_yield toggles dy_eligible only for a vCPU in_spin_loop
+        // (inside its own kvm_vcpu_on_spin); vCPU 0 was preempted by the host while it spun on
+        // a guest lock, so each PLE exit of vCPU 1 may boost it.
+        let mut k = Kit::new(1, &[2]);
+        let mut s = kvm313_sibling_preempted(&mut k);
+        k.vcpus[0].spinning = true;
+        assert!(k.with(|view| s.pause_exit(view, 1)), "first exit");
+        assert!(k.with(|view| s.pause_exit(view, 1)), "second exit");
+    }
+
+    #[test]
+    fn a_sibling_descheduled_by_its_own_directed_yield_is_a_candidate_every_other_time() {
+        // vCPU 1 yields to vCPU 0 and is descheduled inside its kvm_vcpu_on_spin (in_spin_loop,
+        // dy_eligible false). vCPU 0's PLE exits skip it once (toggling dy_eligible) and boost
+        // it at the next look.
+        let mut k = Kit::new(1, &[2]);
+        let mut s = kvm313_sibling_preempted(&mut k);
+        assert!(k.with(|view| s.pause_exit(view, 1)), "vCPU 1 yields to vCPU 0");
+        k.schedule(&mut s, 0, Reason::Yield);
+        assert_eq!(k.running_on(0), Some(0), "the boosted vCPU 0 runs");
+        assert!(k.vcpus[1].preempted && !k.vcpus[1].spinning, "vCPU 1 waits, descheduled by its yield");
+        assert!(!k.with(|view| s.pause_exit(view, 0)), "skipped while dy_eligible is false");
+        assert!(k.with(|view| s.pause_exit(view, 0)), "boosted at the next look");
+        // Back on the pCPU it has left its spin loop: an ordinary preempted vCPU again.
+        k.schedule(&mut s, 0, Reason::Yield);
+        assert_eq!(k.running_on(1), Some(0), "vCPU 1 runs again");
+        assert!(!s.in_spin_loop[1] && !s.dy_eligible[1], "out of kvm_vcpu_on_spin, dy_eligible cleared");
     }
 }
