@@ -801,19 +801,7 @@ mod tests {
     /// waits in the sibling's PI descriptor (`pi_pending`).
     fn pause_exit_with_preempted_sibling_as(ple: PleYield, sibling_in_kernel: bool, pi_pending: bool) -> bool {
         let mut k = Kit::new(1, &[2]);
-        let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), ple).unwrap();
-        k.init(&mut s);
-        k.wake(&mut s, 0);
-        k.wake(&mut s, 1);
-        for i in 1..=50 {
-            if k.running_on(1).is_some() {
-                break;
-            }
-            k.advance(&mut s, i * MS);
-            k.schedule(&mut s, 0, Reason::Timer);
-        }
-        assert_eq!(k.running_on(1), Some(0), "vCPU 1 got the pCPU");
-        assert!(k.vcpus[0].preempted && k.vcpus[0].run == RunState::Runnable, "vCPU 0 was preempted");
+        let mut s = sibling_preempted(&mut k, ple);
         k.vcpus[0].preempted_in_kernel = sibling_in_kernel;
         k.vcpus[0].pi_pending = pi_pending;
         let yielded = k.with(|view| s.pause_exit(view, 1));
@@ -869,10 +857,9 @@ mod tests {
         assert!(!pause_exit_with_woken_sibling(false, true));
     }
 
-    /// One pCPU, one 2-vCPU VM under Linux 3.13's rule (any preempted sibling is a candidate):
-    /// run until vCPU 1 holds the pCPU and vCPU 0 waits, preempted.
-    fn kvm313_sibling_preempted(k: &mut Kit) -> Cfs {
-        let ple = PleYield { directed_yield: true, yield_to_kernel_mode: false, boost_woken: false };
+    /// One pCPU, one 2-vCPU VM under PLE rule `ple`: run until vCPU 1 holds the pCPU and
+    /// vCPU 0 waits, preempted.
+    fn sibling_preempted(k: &mut Kit, ple: PleYield) -> Cfs {
         let mut s = Cfs::from_params(&mut Params::new(&BTreeMap::new()), ple).unwrap();
         k.init(&mut s);
         k.wake(&mut s, 0);
@@ -889,13 +876,16 @@ mod tests {
         s
     }
 
+    /// Linux 3.13's rule: any preempted sibling is a candidate.
+    const KVM_3_13: PleYield = PleYield { directed_yield: true, yield_to_kernel_mode: false, boost_woken: false };
+
     #[test]
     fn a_sibling_preempted_while_spinning_in_the_guest_is_a_yield_candidate_at_every_exit() {
         // kvm_vcpu_eligible_for_directed_yield toggles dy_eligible only for a vCPU in_spin_loop
         // (inside its own kvm_vcpu_on_spin); vCPU 0 was preempted by the host while it spun on
         // a guest lock, so each PLE exit of vCPU 1 may boost it.
         let mut k = Kit::new(1, &[2]);
-        let mut s = kvm313_sibling_preempted(&mut k);
+        let mut s = sibling_preempted(&mut k, KVM_3_13);
         k.vcpus[0].spinning = true;
         assert!(k.with(|view| s.pause_exit(view, 1)), "first exit");
         assert!(k.with(|view| s.pause_exit(view, 1)), "second exit");
@@ -907,7 +897,7 @@ mod tests {
         // dy_eligible false). vCPU 0's PLE exits skip it once (toggling dy_eligible) and boost
         // it at the next look.
         let mut k = Kit::new(1, &[2]);
-        let mut s = kvm313_sibling_preempted(&mut k);
+        let mut s = sibling_preempted(&mut k, KVM_3_13);
         assert!(k.with(|view| s.pause_exit(view, 1)), "vCPU 1 yields to vCPU 0");
         k.schedule(&mut s, 0, Reason::Yield);
         assert_eq!(k.running_on(0), Some(0), "the boosted vCPU 0 runs");
