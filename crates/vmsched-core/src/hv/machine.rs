@@ -29,6 +29,7 @@ use crate::host::{cache_warmth, refill_parts_ns, ExitReason};
 use crate::hv::sched::{HvScheduler, Reason, SchedRequest, SchedView, VcpuFacts};
 use crate::sim::state::*;
 use crate::sim::{Ev, World};
+use crate::trace::Preempted;
 
 /// What a thread owes on starting on a pCPU (`World::thread_refill`): the refill's time, of
 /// it the page walks, and the cache part's misses to memory.
@@ -575,11 +576,19 @@ impl World {
             let a = &self.threads[t].act;
             a.preempt_disabled() || a.kernel_spin()
         }) || !self.vcpus[v].irq.is_empty();
+        let mut why = Preempted::Plain;
         if runnable {
+            why = if kernel { Preempted::InKernel } else { Preempted::Plain };
             if let Some(t) = self.vcpus[v].cur {
                 match self.threads[t].act {
-                    Activity::Compute { then: AfterCompute::ReleaseLock(_), .. } => self.vcpus[v].lhp += 1,
-                    Activity::LockGranted { .. } => self.vcpus[v].lwp += 1,
+                    Activity::Compute { then: AfterCompute::ReleaseLock(_), .. } => {
+                        self.vcpus[v].lhp += 1;
+                        why = Preempted::LockHolder;
+                    }
+                    Activity::LockGranted { .. } => {
+                        self.vcpus[v].lwp += 1;
+                        why = Preempted::LockWaiter;
+                    }
                     _ => {}
                 }
             }
@@ -602,6 +611,9 @@ impl World {
             RunState::Blocked
         };
         self.set_run(v, new);
+        if let (RunState::Runnable, Some(tr)) = (new, self.trace.as_mut()) {
+            tr.preempted(v, why);
+        }
     }
 
     /// Run vCPU `v` on pCPU `p`; the world switch belongs to VM exit `exit` (`schedule`).

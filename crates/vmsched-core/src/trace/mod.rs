@@ -5,7 +5,10 @@
 //! (docs/model.md §2). Layout (reference/ecosystem.md §2.2): one process "host" with a track
 //! per pCPU, whose slices name the vCPU it ran (never overlapping: a pCPU runs one vCPU or
 //! none; idle time is left empty); one process per VM with a track per vCPU and a slice per
-//! state (`run@p<N>`, `runnable`, `halted`, `offline`); controller actions as instant events
+//! state (`run@p<N>`, `runnable`, `halted`, `offline`; a vCPU descheduled while runnable is
+//! named for what its guest thread was doing, as `hv::machine` `deschedule` counts lock-holder
+//! and lock-waiter preemptions: `preempted holding a lock`, `preempted with a granted lock`,
+//! `preempted in kernel`); controller actions as instant events
 //! on the host; and per VM a counter track `exits/ms` with its VM exits by reason in 1 ms
 //! buckets (`World::count_exit` reports each). Times are written in µs with the nanoseconds
 //! kept exactly (`ts` 1234.567).
@@ -30,10 +33,25 @@ pub const EXIT_BUCKET_NS: Ns = 1_000_000;
 
 type ExitCounts = [u32; ExitReason::ALL.len()];
 
+/// What a vCPU descheduled while runnable was doing (`hv::machine` `deschedule`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Preempted {
+    /// Not preempted, or preempted in guest user mode.
+    #[default]
+    Plain,
+    /// In guest kernel mode (spinning, waiting for IPI acknowledgements, handling interrupts).
+    InKernel,
+    /// Its thread holds a spinlock: a lock-holder preemption.
+    LockHolder,
+    /// Its thread was granted a spinlock it has not yet taken: a lock-waiter preemption.
+    LockWaiter,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Slice {
     vcpu: usize,
     state: RunState,
+    why: Preempted,
     from: Ns,
     to: Ns,
 }
@@ -44,8 +62,9 @@ pub struct Recorder {
     from_ns: Ns,
     until_ns: Ns,
     max_slices: usize,
-    /// Each vCPU's current state and since when (clipped to the window at export).
-    open: Vec<(RunState, Ns)>,
+    /// Each vCPU's current state, why it was preempted, and since when (clipped to the window
+    /// at export).
+    open: Vec<(RunState, Preempted, Ns)>,
     slices: Vec<Slice>,
     /// Simulated time at which the cap stopped the recording.
     truncated_at: Option<Ns>,
@@ -60,7 +79,7 @@ impl Recorder {
             from_ns,
             until_ns,
             max_slices,
-            open: vcpus.iter().map(|v| (v.run, now)).collect(),
+            open: vcpus.iter().map(|v| (v.run, Preempted::Plain, now)).collect(),
             slices: Vec::new(),
             truncated_at: None,
             exits: Vec::new(),
@@ -85,12 +104,17 @@ impl Recorder {
 
     /// vCPU `vcpu` changes state at `now`.
     pub(crate) fn state_changed(&mut self, vcpu: usize, new: RunState, now: Ns) {
-        let (state, since) = std::mem::replace(&mut self.open[vcpu], (new, now));
-        self.record(vcpu, state, since, now);
+        let (state, why, since) = std::mem::replace(&mut self.open[vcpu], (new, Preempted::Plain, now));
+        self.record(Slice { vcpu, state, why, from: since, to: now });
     }
 
-    fn record(&mut self, vcpu: usize, state: RunState, from: Ns, to: Ns) {
-        let Some(s) = self.clip(Slice { vcpu, state, from, to }) else { return };
+    /// vCPU `vcpu`, just descheduled while runnable, was preempted as `why`.
+    pub(crate) fn preempted(&mut self, vcpu: usize, why: Preempted) {
+        self.open[vcpu].1 = why;
+    }
+
+    fn record(&mut self, s: Slice) {
+        let Some(s) = self.clip(s) else { return };
         if self.truncated_at.is_some() {
             return;
         }
@@ -115,7 +139,7 @@ impl Recorder {
     /// The trace as Chrome Trace Event JSON, the vCPUs' open states closed at `now` (as
     /// `record` would, within the cap).
     pub(crate) fn chrome_json(&self, now: Ns, n_pcpus: usize, vms: &[Vm], vcpus: &[Vcpu], actions: &[ActionRecord]) -> String {
-        let open = self.open.iter().enumerate().filter_map(|(vcpu, &(state, from))| self.clip(Slice { vcpu, state, from, to: now }));
+        let open = self.open.iter().enumerate().filter_map(|(vcpu, &(state, why, from))| self.clip(Slice { vcpu, state, why, from, to: now }));
         let (mut closing, mut truncated_at) = (Vec::new(), self.truncated_at);
         if truncated_at.is_none() {
             let room = self.max_slices - self.slices.len();
@@ -156,11 +180,14 @@ impl Recorder {
         }
         for s in slices {
             let vc = &vcpus[s.vcpu];
-            let name = match s.state {
-                RunState::Running(p) => format!("run@p{p}"),
-                RunState::Runnable => "runnable".into(),
-                RunState::Blocked => "halted".into(),
-                RunState::Offline => "offline".into(),
+            let name = match (s.state, s.why) {
+                (RunState::Running(p), _) => format!("run@p{p}"),
+                (RunState::Runnable, Preempted::Plain) => "runnable".into(),
+                (RunState::Runnable, Preempted::InKernel) => "preempted in kernel".into(),
+                (RunState::Runnable, Preempted::LockHolder) => "preempted holding a lock".into(),
+                (RunState::Runnable, Preempted::LockWaiter) => "preempted with a granted lock".into(),
+                (RunState::Blocked, _) => "halted".into(),
+                (RunState::Offline, _) => "offline".into(),
             };
             event(&mut out, complete(vc.vm + 1, vc.idx as usize, "vcpu", &name, s.from, s.to));
             if let RunState::Running(p) = s.state {
@@ -255,7 +282,7 @@ mod tests {
 
     #[test]
     fn slices_are_clipped_to_the_window_and_stop_at_the_cap() {
-        let mut r = Recorder { from_ns: 100, until_ns: 1000, max_slices: 2, open: vec![(RunState::Blocked, 0)], slices: Vec::new(), truncated_at: None, exits: Vec::new() };
+        let mut r = Recorder { from_ns: 100, until_ns: 1000, max_slices: 2, open: vec![(RunState::Blocked, Preempted::Plain, 0)], slices: Vec::new(), truncated_at: None, exits: Vec::new() };
         r.state_changed(0, RunState::Running(3), 50); // wholly before the window
         r.state_changed(0, RunState::Runnable, 150); // [100, 150) running
         r.state_changed(0, RunState::Running(1), 400); // [150, 400) runnable
@@ -263,8 +290,8 @@ mod tests {
         assert_eq!(
             r.slices,
             vec![
-                Slice { vcpu: 0, state: RunState::Running(3), from: 100, to: 150 },
-                Slice { vcpu: 0, state: RunState::Runnable, from: 150, to: 400 }
+                Slice { vcpu: 0, state: RunState::Running(3), why: Preempted::Plain, from: 100, to: 150 },
+                Slice { vcpu: 0, state: RunState::Runnable, why: Preempted::Plain, from: 150, to: 400 }
             ]
         );
         assert_eq!(r.truncated_at_ns(), Some(400));
@@ -357,6 +384,28 @@ mod tests {
                 assert_eq!(sum, total, "vm{vm} {reason}");
             }
             assert!(res.exits["ple"] > 0);
+        }
+    }
+
+    #[test]
+    fn every_lock_holder_preemption_is_a_slice_of_its_own() {
+        // A short run of the sync-heavy case, traced whole: each lock-holder preemption the
+        // results count is one "preempted holding a lock" slice on its vCPU's track.
+        let text = SYNC_2VM.replace("iterations = 2000", "iterations = 150");
+        let sc = crate::scenario::from_toml_str(&text).unwrap();
+        let ov = crate::sim::Overrides { scheduler: Some("cfs".into()), seed: Some(1), check: true };
+        let mut sim = crate::sim::Simulation::new(&sc, &ov).unwrap();
+        sim.enable_trace(0, u64::MAX, DEFAULT_MAX_SLICES).unwrap();
+        let r = sim.run().unwrap();
+        assert!(sim.trace_truncated_at_ns().is_none());
+        let doc: serde_json::Value = serde_json::from_str(&sim.trace_json().unwrap()).unwrap();
+        let named = |vm: u64, name: &str| {
+            doc["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X" && e["pid"] == vm + 1 && e["name"] == name).count() as u64
+        };
+        for (vm, res) in r.vms.iter().enumerate() {
+            assert!(res.lock_holder_preemptions > 0, "vm{vm}: the case arises");
+            assert_eq!(named(vm as u64, "preempted holding a lock"), res.lock_holder_preemptions, "vm{vm}");
+            assert!(named(vm as u64, "preempted in kernel") > 0 && named(vm as u64, "runnable") > 0, "vm{vm}");
         }
     }
 
