@@ -26,9 +26,10 @@
 //!   descheduled by its own directed yield, whose `yield_to` ends in `schedule()`, is
 //!   `in_spin_loop`, and each look at it toggles its `dy_eligible`; a vCPU the host preempted
 //!   while it spun in the guest is not in_spin_loop and is no exception; leaving
-//!   `kvm_vcpu_on_spin` clears `dy_eligible`). The user-mode filter is the `yield_to_kernel_mode` argument of
-//!   Linux 4.15+ ("KVM: add spinlock optimization framework"); with
-//!   `hypervisor.ple.yield_to_kernel_mode = false` any preempted vCPU is a candidate, as in
+//!   `kvm_vcpu_on_spin` clears `dy_eligible`). The user-mode filter is the
+//!   `yield_to_kernel_mode` argument of Linux 4.15+ ("KVM: add spinlock optimization
+//!   framework"); with `hypervisor.ple.yield_to_kernel_mode = false` any preempted vCPU is a
+//!   candidate, as in
 //!   Linux 3.x-4.14's `kvm_vcpu_on_spin(struct kvm_vcpu *me)` (virt/kvm/kvm_main.c: skips
 //!   only vCPUs not `preempted`, itself, halted ones not runnable, and the `dy_eligible`
 //!   toggle). Linux 5.3+ ("KVM: Boost vCPUs that are delivering interrupts") scans for
