@@ -345,7 +345,9 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "9.58e7, all within). Until session 34 the model's toggle skipped every other time a "
                 "sibling preempted while it spun in the guest; KVM's skips only a vCPU still inside "
                 "its own PLE handler (descheduled by its own directed yield: in_spin_loop), so a PLE "
-                "exit now boosts such a sibling every time and waits on preempted vCPUs end sooner. "
+                "exit may now boost such a sibling at every look; at the point recorded before "
+                "(240 sections, every 3, wait 600 us) the fix alone lowers the 2VM IPI share from "
+                "55.7 to 46.5 % (session 33's grid; the mechanism was not traced further). "
                 "Under the fix, sessions 12 and 33 regridded dedup by its rule (calibration.toml, "
                 "flexcore, session 12 and 33 records; 19 points in session 33, the same model for "
                 "these baseline runs): where the total ratio lies in its band, at every 3 "
@@ -385,7 +387,7 @@ GAPS: dict[str, dict[str, Gap]] = {
     "flexcore-fig7": {
         "kernel time exceeds the total running time for every application, in the 2VM case and with FlexCore":
             Gap(
-                "With FlexCore the model's swaptions and streamcluster spend 0.23x and 0.50x their "
+                "With FlexCore the model's swaptions and streamcluster spend 0.24x and 0.51x their "
                 "running time in the kernel; the seed's own figures leave little room for more "
                 "(swaptions would need a 2VM kernel time over 6x its running time).",
                 "fails with FlexCore for swaptions and streamcluster: kernel time / running time 4.66, 3.66, 1.42 and 2.28 in the 2VM case, 2.66, 1.26, 0.24 and 0.51 with FlexCore " + S34_DY + "; 5.11, 3.63, 1.38 and 2.24 in the 2VM case, 3.46, 1.26, 0.23 and 0.50 with FlexCore " + S33_WINDOW + "; 3.69, 1.49, 0.25 and 0.52 with FlexCore " + S31_SPIN + "; before it: 5.10, 3.60, 1.36 and 2.21, and 3.64, 1.36, 0.25 and 0.52 " + S30_HANDOFF + "; before it: fails with FlexCore for swaptions and streamcluster: kernel time / running time 5.14, "
@@ -549,7 +551,7 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "each dispatch, hv/machine.rs refill_debt_after)"),
         "vips_ple_flexcore_1e6":
             Gap(
-                "Bound at 4.7 s, 22 % of the run, exiting at the 2VM's 1,515 kHz before (34 kHz "
+                "Bound at 4.7 s, 22 % of the run, exiting at the 2VM's 1,504 kHz before (34 kHz "
                 "ballooned); the seed's count, 15 % of its 2VM count, needs a longer contended phase.",
                 "6.41e6 (seed 9.75e6, band from 7.31e6) " + S34_DY + "; 6.54e6 " + S33_WINDOW + ": the control centre "
                 "decides at its first check (1 s) and binds at 4.7 s of a 21.5 s run; before it the "
