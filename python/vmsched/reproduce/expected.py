@@ -352,7 +352,7 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "flexcore, session 12 and 33 records; 19 points in session 33, the same model for "
                 "these baseline runs): where the total ratio lies in its band, at every 3 "
                 "shootdowns the IPI share stays below 50 % and at every 2 the kernel ratio is 5.9 or "
-                "more (band to 4.63). The faulty toggle had been kept off main for that reason until "
+                "more (band to 4.63). The fix had been kept off main for that reason until "
                 "session 34, which merged it by a rule written before the run: a production "
                 "mechanism is modelled as it is, and the fit follows the model. 55.7 % (within) "
                 "under the faulty toggle " + S33_WINDOW),
