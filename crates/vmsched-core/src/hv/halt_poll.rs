@@ -181,9 +181,7 @@ impl World {
         let Some(until) = self.vcpus[v].poll_until else { return false };
         let RunState::Running(p) = self.vcpus[v].run else { return false };
         if self.halt_has_work(v) {
-            self.vcpus[v].poll_until = None;
-            self.vcpus[v].halt_polls_successful += 1;
-            self.halt_poll_resume(v);
+            self.halt_poll_succeeded(v);
             return false;
         }
         if self.now() < until {
@@ -211,10 +209,27 @@ impl World {
         }
     }
 
-    /// End a poll because the host scheduler runs on the vCPU's pCPU (`need_resched`): the
-    /// vCPU blocks. Returns true if `v` was polling.
+    /// End a poll because the host scheduler runs on the vCPU's pCPU (`need_resched`). Returns
+    /// true if `v` was polling and now blocks: `kvm_vcpu_block` checks `kvm_vcpu_check_block`
+    /// once more before its schedule(), so a wake-up that came during the poll (a pv kick's
+    /// `pv_unhalted`) ends the halt instead, as a successful poll.
     pub(crate) fn halt_poll_interrupted(&mut self, v: VcpuId) -> bool {
-        self.vcpus[v].poll_until.take().is_some()
+        if self.vcpus[v].poll_until.is_none() {
+            return false;
+        }
+        if self.halt_has_work(v) {
+            self.halt_poll_succeeded(v);
+            return false;
+        }
+        self.vcpus[v].poll_until = None;
+        true
+    }
+
+    /// The poll of `v` found work: the vCPU continues.
+    fn halt_poll_succeeded(&mut self, v: VcpuId) {
+        self.vcpus[v].poll_until = None;
+        self.vcpus[v].halt_polls_successful += 1;
+        self.halt_poll_resume(v);
     }
 
     /// The halt of `v` ended (successful poll, or dispatched after blocking): update its window.

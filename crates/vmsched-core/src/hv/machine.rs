@@ -482,16 +482,8 @@ impl World {
         if let Some(v) = prev {
             self.advance(v);
             if self.halt_poll_interrupted(v) {
-                // `kvm_vcpu_block` checks `kvm_vcpu_check_block` once more before its
-                // schedule(): a wake-up that came during the poll (a pv kick's `pv_unhalted`)
-                // ends the halt instead.
-                if self.halt_has_work(v) {
-                    self.vcpus[v].halt_polls_successful += 1;
-                    self.halt_poll_resume(v);
-                } else {
-                    why = Reason::Block;
-                    self.arm_idle_tick(v);
-                }
+                why = Reason::Block;
+                self.arm_idle_tick(v);
             }
             self.sync_facts(v);
         }
@@ -576,22 +568,17 @@ impl World {
             let a = &self.threads[t].act;
             a.preempt_disabled() || a.kernel_spin()
         }) || !self.vcpus[v].irq.is_empty();
-        let mut why = Preempted::Plain;
-        if runnable {
-            why = if kernel { Preempted::InKernel } else { Preempted::Plain };
-            if let Some(t) = self.vcpus[v].cur {
-                match self.threads[t].act {
-                    Activity::Compute { then: AfterCompute::ReleaseLock(_), .. } => {
-                        self.vcpus[v].lhp += 1;
-                        why = Preempted::LockHolder;
-                    }
-                    Activity::LockGranted { .. } => {
-                        self.vcpus[v].lwp += 1;
-                        why = Preempted::LockWaiter;
-                    }
-                    _ => {}
-                }
-            }
+        let why = match self.vcpus[v].cur.map(|t| &self.threads[t].act) {
+            _ if !runnable => Preempted::Plain,
+            Some(Activity::Compute { then: AfterCompute::ReleaseLock(_), .. }) => Preempted::LockHolder,
+            Some(Activity::LockGranted { .. }) => Preempted::LockWaiter,
+            _ if kernel => Preempted::InKernel,
+            _ => Preempted::Plain,
+        };
+        match why {
+            Preempted::LockHolder => self.vcpus[v].lhp += 1,
+            Preempted::LockWaiter => self.vcpus[v].lwp += 1,
+            _ => {}
         }
         self.ac_refresh(v);
         let vc = &mut self.vcpus[v];
