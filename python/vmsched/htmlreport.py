@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import html
+import os
+import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -83,9 +85,20 @@ def img_tag(alt: str, png: bytes) -> str:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    """Write ``text`` to ``path`` through a temporary file of its own renamed into place, so
+    that a reader never sees half a file and a failed write leaves the old one (and no
+    temporary) behind; the file gets the usual permissions (the umask's), not mkstemp's 0600."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def write_json_files(folder: Path, texts: "dict[str, str]") -> None:

@@ -24,6 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
+from .htmlreport import atomic_write
+
 if TYPE_CHECKING:  # pandas is imported when a table is first built (fast CLI start-up)
     import pandas as pd
 
@@ -186,17 +188,7 @@ class Results:
         if dest.is_dir():
             raise IsADirectoryError(f"{dest}: is a directory, expected a file name for the trace")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(self.trace_json)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide it from other users
-            os.replace(tmp, dest)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        atomic_write(dest, self.trace_json)
         return dest
 
     def __repr__(self) -> str:
