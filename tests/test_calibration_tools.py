@@ -3,6 +3,8 @@ import json
 import runpy
 from pathlib import Path
 
+import pytest
+
 from vmsched.reproduce import csrc
 
 SOLVE = Path(__file__).resolve().parent.parent / "tools" / "calibrate" / "csrc_peak_solve.py"
@@ -40,52 +42,49 @@ def test_csrc_peak_solve_fits_every_exit_cost_the_scenario_takes_from_calibratio
     assert {"ext", "hlt", "apic", "io"} <= set(tool["TARGETS"])
 
 
-GRID = Path(__file__).resolve().parent.parent / "tools" / "calibrate" / "flexcore_dedup_grid.py"
+GRID = Path(__file__).resolve().parent.parent / "tools" / "calibrate" / "flexcore_grid.py"
+
+#: Each application's fitted grid axes (calibration.toml flexcore.APP.*) and the baselines the
+#: grid must judge its points by (the seed's Fig. 1 ratios; dedup's Fig. 2 shares; swaptions'
+#: §4.4 rate).
+AXES = {"dedup": (("sections", "shootdown_every", "wait_us"), ("ipi_pct_2vm", "spin_pct_2vm")),
+        "vips": (("cs_us", "shootdown_every"), ()),
+        "swaptions": (("compute_us", "cs_us", "shootdown_every"), ("ple_rate_before_khz",)),
+        "streamcluster": (("cs_us", "shootdown_every"), ())}
 
 
-def test_flexcore_dedup_grid_at_the_recorded_point_builds_the_reproductions_runs():
-    # At calibration.toml's values the grid's runs must be the reproduction's own dedup-1vm and
-    # dedup-2vm runs, or a refit would measure a model the report never used; another point
-    # must change dedup's program, and the tool must leave the reproduction's values alone.
+@pytest.mark.parametrize("app", sorted(AXES))
+def test_flexcore_grid_at_the_recorded_point_builds_the_reproductions_runs(app):
+    # At calibration.toml's values the grid's runs must be the reproduction's own APP-1vm and
+    # APP-2vm runs, or a refit would measure a model the report never used; another point must
+    # change the app's program; the tool must leave the reproduction's values alone; and it
+    # must judge a point by the app's fitted baselines, no more, no fewer.
     from vmsched.reproduce import calibration, flexcore
 
     tool = runpy.run_path(str(GRID), run_name="not_main")
-    point = [int(calibration.fitted(f"flexcore.dedup.{k}")) for k in ("sections", "shootdown_every", "wait_us")]
-    recorded = {r.label: r for r in tool["runs_at"](*point)}
+    names, extra = AXES[app]
+    point = tuple(calibration.fitted(f"flexcore.{app}.{k}") for k in names)
+    recorded = {r.label: r for r in tool["runs_at"](app, names, point)}
     for n in (1, 2):
         for s in flexcore.SEEDS:
-            sc = flexcore.scenario("dedup", n)
-            assert json.dumps(recorded[f"dedup-{n}vm@{s}"].scenario, sort_keys=True) == json.dumps(sc, sort_keys=True)
-    other = tool["runs_at"](point[0] + 40, point[1], point[2])[0].scenario
-    assert json.dumps(other, sort_keys=True) != json.dumps(flexcore.scenario("dedup", 1), sort_keys=True)
+            sc = flexcore.scenario(app, n)
+            assert json.dumps(recorded[f"{app}-{n}vm@{s}"].scenario, sort_keys=True) == json.dumps(sc, sort_keys=True)
+    for i in range(len(names)):
+        moved = tuple(v * 2 if j == i else v for j, v in enumerate(point))
+        other = tool["runs_at"](app, names, moved)[0].scenario
+        assert json.dumps(other, sort_keys=True) != json.dumps(flexcore.scenario(app, 1), sort_keys=True), names[i]
     assert flexcore.fitted is calibration.fitted
-    assert set(tool["TARGETS"]) == set(tool["KEYS"])
+    assert set(tool["targets"](app)) == {f"{app}_total_ratio", f"{app}_kernel_ratio"} | {f"{app}_{k}" for k in extra}
 
 
-SWAPTIONS_GRID = Path(__file__).resolve().parent.parent / "tools" / "calibrate" / "flexcore_swaptions_grid.py"
-
-
-def test_flexcore_swaptions_grid_at_the_recorded_point_builds_the_reproductions_runs():
-    # At calibration.toml's values the grid's runs must be the reproduction's own swaptions-1vm
-    # and swaptions-2vm runs; a point with another compute grain must change the workload (the
-    # grain is read through flexcore.compute_us, not the shared constant); and the tool must
-    # leave the reproduction's values alone.
-    from vmsched.reproduce import calibration, flexcore
-
-    tool = runpy.run_path(str(SWAPTIONS_GRID), run_name="not_main")
-    point = [calibration.fitted(f"flexcore.swaptions.{k}") for k in ("compute_us", "cs_us")]
-    every = int(calibration.fitted("flexcore.swaptions.shootdown_every"))
-    recorded = {r.label: r for r in tool["runs_at"](*point, every)}
-    for n in (1, 2):
-        for s in flexcore.SEEDS:
-            sc = flexcore.scenario("swaptions", n)
-            assert json.dumps(recorded[f"swaptions-{n}vm@{s}"].scenario, sort_keys=True) == json.dumps(sc, sort_keys=True)
-    other = tool["runs_at"](point[0] + 100, point[1], every)[0].scenario
-    assert other["vms"][0]["workloads"][0]["compute_us"]["mean_us"] == point[0] + 100
-    assert json.dumps(flexcore.scenario("swaptions", 1), sort_keys=True) == json.dumps(
-        recorded["swaptions-1vm@1"].scenario, sort_keys=True)
-    assert flexcore.fitted is calibration.fitted
-    assert set(tool["TARGETS"]) == set(tool["KEYS"])
+def test_flexcore_grid_names_a_bad_axis_and_its_reason(capsys):
+    tool = runpy.run_path(str(GRID), run_name="not_main")
+    for argv, words in ((["dedup", "sectons=200"], "sectons"), (["vips", "cs_us=ten"], "cs_us"),
+                        (["vips", "cs_us"], "NAME=V1,V2"), (["nosuch", "cs_us=1"], "nosuch")):
+        with pytest.raises(SystemExit) as e:
+            tool["parse"](argv)
+        assert e.value.code == 2, argv
+        assert words in capsys.readouterr().err, argv
 
 
 def test_only_swaptions_compute_grain_is_fitted_the_others_keep_the_shared_grain():
@@ -102,7 +101,6 @@ def test_a_calibration_trial_answers_its_values_and_restores_the_recorded_ones()
     # The grids build AND measure a point inside a trial (kernel time counts the point's own
     # sections and shootdowns), so the trial must answer its values for every name it holds,
     # the recorded values for the rest, and hand the recorded reader back, even on an error.
-    import pytest
     from vmsched.reproduce import calibration, flexcore
 
     cs = calibration.fitted("flexcore.swaptions.cs_us")
