@@ -62,9 +62,7 @@ factor, fitted to Table 1 at 300 iterations (30-1001); at 1001 those transients 
 and 10 the results of vips, swaptions and streamcluster agree within a few per cent; dedup's
 move more (calibration.toml, the flexcore comment).
 
-Leaves out: Linux 3.13's directed yield without the kernel-mode filter (the model keeps
-Linux 4.15+'s ``yield_to_kernel_mode``; see :func:`hypervisor`),
-dedup's pipeline stage by stage (one lumped wait per iteration stands for it),
+Leaves out: dedup's pipeline stage by stage (one lumped wait per iteration stands for it),
 the guest's own scalability limits at 12 vCPUs beyond dedup's two kernel locks, the
 applications' lighter start-up phases (the model's workers contend from the start, so
 FlexCore acts at its first check, 1 s into the run: the control centre ran before the
@@ -182,28 +180,18 @@ def hypervisor() -> dict:
     # Linux 3.13.3 (§4.1), and KVM's halt polling (the `halt_poll_ns` module parameter and the
     # poll loop in virt/kvm/kvm_main.c kvm_vcpu_block) came with Linux 4.0; in 3.13
     # kvm_vcpu_block goes straight to schedule().
-    # NOT yet faithful: 3.13's kvm_vcpu_on_spin (virt/kvm/kvm_main.c) has no kernel-mode
-    # filter (any `preempted` sibling is a directed-yield candidate, whether preempted in guest
-    # kernel or user mode; the `yield_to_kernel_mode` filter came with Linux 4.15, "KVM: add
-    # spinlock optimization framework"), i.e. `"yield_to_kernel_mode": False` here. Under that
-    # rule dedup's baselines (Fig. 1 with Fig. 2's 2VM shares) could not be refitted within
-    # tolerance (calibration.toml, flexcore, session 9 record), so the model keeps 4.15's filter.
-    # Session 10 found a second fault, in the candidates' `dy_eligible` toggle (kept off main
-    # by sessions 12 and 33: under the fix no dedup grid point refits all four baselines;
-    # merged in session 34 with dedup refitted by its rule, its 2VM IPI share out,
-    # calibration.toml, flexcore, session 34 record) and measured dedup under the 3.13
-    # rule again, with and without interrupts off on its I/O lock (DEDUP_IO_IRQS_OFF): no refit
-    # within the session's time (calibration.toml, flexcore, session 10 record). Session 30
-    # re-measured the 3.13 rule on the current model, as is (rule written before the run: adopt
-    # if no fitted baseline leaves its band): out of band, not adopted (calibration.toml,
-    # flexcore, session 30 record). Session 31 looked for a refit region: under the 3.13 rule
-    # dedup's 2VM PLE count (Table 1) falls 8x at the recorded point and stays at least 3.5x
-    # below the seed's over the points tried, 19x where the IPI and spin shares come near
-    # (calibration.toml, flexcore, session 31).
+    # `yield_to_kernel_mode` false: 3.13's kvm_vcpu_on_spin (virt/kvm/kvm_main.c) has no
+    # kernel-mode filter; any `preempted` sibling is a directed-yield candidate, whether
+    # preempted in guest kernel or user mode (the filter came with Linux 4.15, "KVM: add
+    # spinlock optimization framework"). Sessions 9-34 kept 4.15's filter here because dedup's
+    # baselines could not all be refitted without it; session 35 adopted 3.13's rule by the
+    # principle that the host is modelled as it is and the fit follows, and refitted dedup and
+    # vips under it (calibration.toml, flexcore, session 35 record).
     # `boost_woken` false: 3.13's candidates must be `preempted`; a vCPU woken from halt and not
     # yet run became one only with Linux 5.3 (`vcpu->ready`, "KVM: Boost vCPUs that are
     # delivering interrupts").
-    return {"scheduler": "cfs", "ple": {"enabled": True, "window_cycles": 4096, "grow": 1, "boost_woken": False},
+    return {"scheduler": "cfs", "ple": {"enabled": True, "window_cycles": 4096, "grow": 1, "boost_woken": False,
+                                         "yield_to_kernel_mode": False},
             "halt_poll": {"max_ns": 0}}
 
 
