@@ -129,7 +129,10 @@ BARRIER_SPIN_US = 50.0
 #: shared, munmap (zap, shootdown, frees) under it exclusive, as Linux 3.13 takes it. Refitted
 #: on baselines alone, no point comes near (2VM IPI share at most 1.8 % against 71 %): the
 #: faults queue and sleep behind each munmap's shootdown, their vCPUs halt and the 2VM host is
-#: no longer saturated.
+#: no longer saturated. Session 23's variant (the frees as glibc's heap trim does them,
+#: MADV_DONTNEED under mmap_sem shared) fits 3 of the 4 at best, under 4.15's kernel-mode filter
+#: (session 24) and under 3.13's directed yield (session 35, its 2VM IPI share out at 38 %), no
+#: more than the two locks below, so it was not adopted (calibration.toml, flexcore).
 DEDUP_LOCKS = ("dedup.mm", "dedup.io")
 #: The I/O path's spinlocks are taken with interrupts off in the seed's Linux 3.13 guest
 #: (not fitted): the page cache's ``mapping->tree_lock`` (mm/filemap.c
