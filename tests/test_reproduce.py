@@ -355,3 +355,29 @@ def test_a_reports_runs_folder_holds_its_own_runs_only(cli, tmp_path):
     assert "gone-warmup@1.json" not in names
     assert names == {f"{x.label}.json" for x in rp.registry()["vmkit-table2-3"].runs(True)}
     assert (tmp_path / "o" / "vmkit-table2-3" / "notes.txt").read_text() == "mine"
+
+
+def test_flexcore_runs_on_the_seeds_linux_313_kvm():
+    """Seed 000's host is KVM on Linux 3.13.3 (§4.1): a fixed PLE window of 4096 cycles (grow
+    and shrink came with 3.18), directed-yield candidates any preempted sibling whether it was
+    preempted in guest kernel or user mode (the kernel-mode filter came with 4.15) and never a
+    vCPU woken from halt (5.3), no halt polling (4.0). Every run of the four reproductions, and
+    the library's FlexCore scenario, must keep that host, as the scenario parser reads it."""
+    import vmsched
+    from vmsched.reproduce import flexcore
+
+    def host_313(sc: dict) -> None:
+        hv = vmsched.Scenario.from_dict(sc).to_dict()["hypervisor"]
+        assert hv["scheduler"] == "cfs", sc["name"]
+        ple = hv["ple"]
+        assert (ple["window_cycles"], ple["grow"]) == (4096, 1), sc["name"]
+        assert ple["yield_to_kernel_mode"] is False and ple["boost_woken"] is False, sc["name"]
+        assert hv["halt_poll"]["max_ns"] == 0, sc["name"]
+
+    runs = [run for rep in flexcore.REPRODUCTIONS for run in rep.runs(True)]
+    assert {run.label.split("-", 1)[1].split("@")[0] for run in runs} >= {"1vm", "2vm", "flexcore"}
+    for run in runs:
+        host_313(run.scenario)
+    library = vmsched.Scenario.from_file(str(Path(vmsched.scenarios_dir()) / "flexcore-sync-heavy-2vm.toml"))
+    ple = library.to_dict()["hypervisor"]["ple"]
+    assert ple["yield_to_kernel_mode"] is False and ple["boost_woken"] is False

@@ -374,8 +374,9 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "synchronization operations'). Spread over Linux 3.13's locks it falls: session 23's "
                 "MADV_DONTNEED form (page-table, zone and LRU locks, mmap_sem shared; calibration.toml, "
                 "flexcore, session 23 record) spins 4.5 % started ballooned, but was not adopted (its "
-                "grid found 3 of the 4 baselines at best, before the deferral and again after it: "
-                "calibration.toml, flexcore, session 24 record)"),
+                "grid found 3 of the 4 baselines at best, before the deferral and again after it, and "
+                "again under 3.13's directed yield: calibration.toml, flexcore, session 24 and 35 "
+                "records)"),
     },
     "flexcore-fig7": {
         "kernel time exceeds the total running time for every application, in the 2VM case and with FlexCore":
@@ -410,9 +411,8 @@ GAPS: dict[str, dict[str, Gap]] = {
             Gap(
                 "The mean of the four, under 2 points below the band: swaptions' and "
                 "streamcluster's reductions are short (see them).",
-                "38.0 % (band from 39.7) " + S35_313 + ", dedup's within again (61.0 %); 38.7 % " + S34_DY + ", dedup's out (56.9 %, see "
-                "dedup_reduction_pct); 39.5 % " + S33_WINDOW + ", dedup's within again (62.4 %, band from "
-                "59.7; 58.8 % before); 38.0 % " + S31_SPIN + "; 38.1 % " + S30_HANDOFF + ", dedup's now out too (see dedup_reduction_pct); before it: 38.7 % (seed 52.9 %, band from 39.7) " + S23_DEFER + "; 39.5 % " + S23_SWAPTIONS + ": the mean of the four; "
+                "38.0 % (band from 39.7) " + S35_313 + ", dedup's within again (61.0 %); 38.7 % " + S34_DY + ", dedup's out (56.9 %); 39.5 % " + S33_WINDOW + ", dedup's within again (62.4 %, band from "
+                "59.7; 58.8 % before); 38.0 % " + S31_SPIN + "; 38.1 % " + S30_HANDOFF + ", dedup's now out too (59.3 %); before it: 38.7 % (seed 52.9 %, band from 39.7) " + S23_DEFER + "; 39.5 % " + S23_SWAPTIONS + ": the mean of the four; "
                 "swaptions' fell from 30.7 to 18.2 % (see swaptions_reduction_pct) and "
                 "streamcluster's is out (see streamcluster_reduction_pct)"),
         "streamcluster_reduction_pct":
