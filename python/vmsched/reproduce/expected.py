@@ -754,9 +754,11 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "session 16 by the completeness rule (expected.py's module docstring)"),
         "mix_flex_gain_over_balance_pct":
             Gap(
-                "15.7 % against 30.4 (seeds 1-64): the slides give neither the host nor the NAS phase lengths, "
+                "15.8 % against 30.4 (seeds 1-64): the slides give neither the host nor the NAS phase lengths, "
                 "and the 'CO' of balance+cap+CO is not modelled.",
-                "model result, mean over seeds 1-64: 15.7 % (balance+cap 8.65 s, Flex 7.47 s, FlexW alone 7.56 s; standard error over the seeds 2.1 points) " + S31_SPIN + ", the mix over seeds 1-64 since then (flex.MIX_SEEDS); over seeds 1-8 18.7 % (balance+cap 8.66 s, Flex 7.30 s, FlexW alone 7.43 s, standard error 5.6 points); 14.4 % over seeds 1-8 (balance+cap 8.64 s, Flex 7.55 s, FlexW alone 7.63 s) " + S30_HANDOFF + "; before it: model result, mean over seeds 1-8: 16.5 % (balance+cap 8.64 s, Flex 7.42 s), 6.3 "
+                "model result, mean over seeds 1-64: 15.8 % (balance+cap 8.66 s, Flex 7.47 s; full mode, session 35, "
+                "vmsched reproduce flex-parallel, after balance+cap's Linux 2.6.3x KVM host lost 4.15's "
+                "kernel-mode filter on directed-yield candidates, flex.py _mix_runs); 15.7 % (balance+cap 8.65 s, Flex 7.47 s, FlexW alone 7.56 s; standard error over the seeds 2.1 points) " + S31_SPIN + ", the mix over seeds 1-64 since then (flex.MIX_SEEDS); over seeds 1-8 18.7 % (balance+cap 8.66 s, Flex 7.30 s, FlexW alone 7.43 s, standard error 5.6 points); 14.4 % over seeds 1-8 (balance+cap 8.64 s, Flex 7.55 s, FlexW alone 7.63 s) " + S30_HANDOFF + "; before it: model result, mean over seeds 1-8: 16.5 % (balance+cap 8.64 s, Flex 7.42 s), 6.3 "
                 "points below the band (17.8 % before session 12's fix of the refill model's stale "
                 "busy read, hv/machine.rs busy_now). Since session 15 every Xen run (credit, FlexW, "
                 "Flex, balance over credit) switches lazily as Xen does (core.XEN_HOST_PARAMS, "

@@ -272,8 +272,11 @@ def _mix_runs(quick: bool) -> list[Run]:
     m = mix(quick)
     balance_cap = mix(quick, MIX_CAP_PCT)
     # Balance scheduling ran on a KVM host of Linux 2.6.3x (Sukwong and Kim, EuroSys 2011):
-    # directed-yield candidates are preempted vCPUs only, as before Linux 5.3.
-    balance_cap["hypervisor"] = {"scheduler": "balance", "params": {"host": "cfs"}, "ple": {"boost_woken": False}}
+    # directed-yield candidates are preempted vCPUs only, as before Linux 5.3, whether
+    # preempted in guest kernel or user mode, as before 4.15's kernel-mode filter (since
+    # session 35).
+    balance_cap["hypervisor"] = {"scheduler": "balance", "params": {"host": "cfs"},
+                                 "ple": {"boost_woken": False, "yield_to_kernel_mode": False}}
     balance_credit_cap = mix(quick, MIX_CAP_PCT)
     balance_credit_cap["hypervisor"] = {"scheduler": "balance", "params": {**XEN_HOST_PARAMS, "host": "credit"}}
     scenarios = {"xen": flex_policy(m, *XEN), "flexw": flex_policy(m, *FLEXW), "flex": flex_policy(m, *FLEX),
