@@ -20,3 +20,15 @@ def test_flex_xen_hosts_switch_lazily_and_the_kvm_host_does_not():
     # The KVM host is in the mix (the seed's headline comparison), so the rule above is tested.
     assert any(r.scenario["hypervisor"].get("params", {}).get("host") == "cfs"
                for r in flex.PARALLEL.runs(True))
+
+
+def test_balance_caps_kvm_host_is_linux_2_6s_directed_yield():
+    # Sukwong & Kim's KVM host (Linux 2.6.3x) predates 4.15's kernel-mode filter and 5.3's
+    # woken-vCPU candidates: any preempted sibling is a candidate, no vCPU woken from halt is.
+    import vmsched
+
+    kvm = [r for r in flex.PARALLEL.runs(False) if r.scenario["hypervisor"].get("params", {}).get("host") == "cfs"]
+    assert kvm
+    for run in kvm:
+        ple = vmsched.Scenario.from_dict(run.scenario).to_dict()["hypervisor"]["ple"]
+        assert ple["yield_to_kernel_mode"] is False and ple["boost_woken"] is False, run.label
