@@ -350,7 +350,7 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "kernel ratio is 8.8 or more; the rule's best point (3 of 4) is used.",
                 "8.97 (seed 3.7, band to 4.63) " + S35_313 + " at the refit's point (140 sections, "
                 "every 2, wait 600 us: total 3.11, 2VM IPI share 53.9 %, spin 13.3 %, 2VM PLE "
-                "9.71e7, all within). Over the refit's 36 points (calibration.toml, flexcore, session "
+                "9.71e7, all within). Over the refit's 39 points (calibration.toml, flexcore, session "
                 "35 record) every point with the 2VM IPI share in its band (from 53.25 %; all with "
                 "shootdowns every 2 iterations) has a kernel ratio of 8.8 or more, and every point "
                 "with the kernel ratio in its band has an IPI share of 37.6 % or less: the two-lock "
