@@ -48,9 +48,9 @@ EXTRA_TARGETS = ("swaptions_ple_rate_before_khz",)
 def targets(app: str) -> dict[str, float]:
     """The app's fitted baselines among the grid's measures and their seed values (from the
     one place seed values live)."""
-    fitted = {k for rep in fc.REPRODUCTIONS for k in rep.fitted} | set(EXTRA_TARGETS)
+    wanted = set(measures(app)) & ({k for rep in fc.REPRODUCTIONS for k in rep.fitted} | set(EXTRA_TARGETS))
     return {k: q[k].value for name, q in expected.SEED.items() if name.startswith("flexcore")
-            for k in q if k.startswith(f"{app}_") and k in fitted and k in measures(app)}
+            for k in q if k in wanted}
 
 
 def measures(app: str) -> tuple[str, ...]:
@@ -70,7 +70,7 @@ def runs_at(app: str, names: tuple[str, ...], point: tuple[float, ...]) -> list[
 
 def measure(app: str, names: tuple[str, ...], r, point: tuple[float, ...]) -> dict:
     """The baselines at ``point`` (kernel time counts the point's own sections and shootdowns)."""
-    two, one = f"{app}-2vm", f"{app}-1vm"
+    two, one, target = f"{app}-2vm", f"{app}-1vm", targets(app)
     with calibration.trial(fc, values_at(app, names, point)):
         got = dict(zip(measures(app), (
             fc.done_s(r, two) / fc.done_s(r, one), fc.kernel_s(r, two) / fc.kernel_s(r, one),
@@ -79,7 +79,7 @@ def measure(app: str, names: tuple[str, ...], r, point: tuple[float, ...]) -> di
     per_seed = [r[f"{two}@{s}"].summary["sim_time_ns"] / r[f"{one}@{s}"].summary["sim_time_ns"] for s in fc.SEEDS]
     return {**{k: round(v, 3) for k, v in got.items()}, "per_seed_total": [round(x, 2) for x in per_seed],
             "ple_2vm_1e7": round(fc.ple(r, two) * fc.TIME_SCALE / 1e7, 3),
-            **calibration.scores({k: got[k] for k in targets(app)}, targets(app))}
+            **calibration.scores({k: got[k] for k in target}, target)}
 
 
 def parse(argv: list[str]) -> tuple[str, tuple[str, ...], list[tuple[float, ...]], int]:
