@@ -2,7 +2,8 @@
 //! the hardware and hypervisor impose (exits, world switches, IPIs, cache refill, remote memory).
 //!
 //! Models: topology as sockets x cores (no SMT); one LLC per socket; NUMA distances in ACPI
-//! SLIT units (10 = local); exit costs as fixed times per exit reason; a cache-warmth model in
+//! SLIT units (10 = local); exit costs as fixed times per exit reason (optionally dithered,
+//! `hv_cost_jitter_pct`, `hv::jitter`); a cache-warmth model in
 //! which a vCPU's working set is evicted by the time other vCPUs run on the pCPU it left.
 //! Optionally (`private_cache_kib` > 0, a host whose processor is sourced) a two-level
 //! hierarchy for moves within a socket: the shared, inclusive LLC keeps what was not evicted,
@@ -234,6 +235,14 @@ pub struct CostParams {
     /// (default). No measured cost per walk was found for Westmere with EPT: to be sourced or
     /// fitted before use. Needs `tlb_stall_at_capacity_ratio` and `llc_window_ns`.
     pub tlb_walk_cycles: u64,
+    /// Dithering of hypervisor costs (`hv::jitter`): each hypervisor path charged on a pCPU
+    /// takes its nominal time times a factor uniform in [1 - pct/100, 1 + pct/100], mean kept.
+    /// 0 = every cost a constant (default: hosts calibrated without it do not move). Against
+    /// phase locks of constant costs that a real host leaves (Floyd and Jacobson 1992; the
+    /// fixed-PLE-window freeze in docs/scenarios.md); real exit times vary far more
+    /// (SystemTap's kvm_service_time.stp example: per-reason min, mean and max many-fold apart).
+    /// Must lie in [0, 100).
+    pub hv_cost_jitter_pct: f64,
 }
 
 impl Default for CostParams {
@@ -275,6 +284,7 @@ impl Default for CostParams {
             tlb_stall_at_capacity_ratio: 0.0,
             tlb_miss_exponent: 0.5,
             tlb_walk_cycles: 0,
+            hv_cost_jitter_pct: 0.0,
         }
     }
 }

@@ -82,12 +82,13 @@ impl World {
     }
 
     /// A hypervisor cost of `ns` at `host.costs.hv_costs_reference_cpi` charged on pCPU `p`
-    /// now: `ns x CPI / reference`, CPI being the socket's pressure factor (`llc_pressure`);
+    /// now (dithered first when `hv_cost_jitter_pct` is set, `hv::jitter`): `ns x CPI / reference`, CPI being the socket's pressure factor (`llc_pressure`);
     /// `ns` unchanged when the costs are fixed times (reference 0, the default). Counts the
     /// CPI it was charged at (`totals.hv_llc_cpi_factor`), and its work at CPI factor 1 (ns /
     /// reference; a fixed time as it is): the instructions it retires, in the unit of guest
     /// compute's work (`totals.hv_work_ns`).
     pub(crate) fn hv_cost_ns(&mut self, p: PcpuId, ns: Ns) -> Ns {
+        let ns = self.hv_jitter.apply(p, ns);
         let reference = self.costs.hv_costs_reference_cpi;
         let Some(cpi) = (ns > 0).then(|| self.hv_cost_cpi(p)).flatten() else {
             self.pcpus[p].hv_work_ns += ns as f64;

@@ -4,6 +4,7 @@ pub mod background;
 pub mod cstate;
 pub mod footprint;
 pub mod halt_poll;
+pub mod jitter;
 pub mod lazy_switch;
 pub mod llc;
 pub mod machine;

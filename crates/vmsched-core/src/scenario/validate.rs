@@ -355,7 +355,8 @@ fn check_host(h: &HostSpec) -> Result<HostFacts, ScenarioError> {
 
 /// Costs are checked by the naming convention of `host::CostParams`, so fields added later
 /// are covered: `*_ns` / `*_ns_per_*` are integer ns ≤ `MAX_COST_NS`; a field whose name
-/// contains `tau` must be > 0; `*_warmth` / `*_fraction` lie in [0, 1]; `*_factor` ≥ 1; any
+/// contains `tau` must be > 0; `*_warmth` / `*_fraction` lie in [0, 1]; `*_pct` in [0, 100);
+/// `*_factor` ≥ 1; any
 /// other number is finite and ≥ 0.
 fn check_costs(h: &HostSpec) -> Res {
     let value = match serde_json::to_value(&h.costs) {
@@ -390,6 +391,9 @@ fn check_costs(h: &HostSpec) -> Res {
         }
         if (key.ends_with("_warmth") || key.ends_with("_fraction")) && x > 1.0 {
             return err(p, format!("must be between 0 and 1 (a fraction), got {x}"));
+        }
+        if key.ends_with("_pct") && x >= 100.0 {
+            return err(p, format!("must be below 100 (a per-cent band around each cost's mean), got {x}"));
         }
         if key.ends_with("_factor") && x < 1.0 {
             return err(p, format!("must be ≥ 1 (a multiplier on a cost; 1 = no extra cost), got {x}"));
@@ -1692,6 +1696,13 @@ threads = 2
             &with_host("sockets = 2\ncores_per_socket = 2\nnuma_distance = [[10, 20], [5, 10]]"),
             "host.numa_distance[1][0]",
         );
+    }
+
+    #[test]
+    fn hv_cost_jitter_of_100_pct_or_negative_names_the_field() {
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nhv_cost_jitter_pct = 100"), "host.costs.hv_cost_jitter_pct");
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nhv_cost_jitter_pct = -1"), "host.costs.hv_cost_jitter_pct");
+        assert!(from_toml_str(&with_host("cores_per_socket = 2\n[host.costs]\nhv_cost_jitter_pct = 5")).is_ok());
     }
 
     #[test]

@@ -115,6 +115,8 @@ pub struct World {
     /// Xen's lazy context switch (`HvScheduler::lazy_context_switch`, `hv::lazy_switch`).
     pub(crate) lazy_context_switch: bool,
     pub(crate) seed: u64,
+    /// Dithered hypervisor costs (`hv::jitter`; off unless `host.costs.hv_cost_jitter_pct`).
+    pub(crate) hv_jitter: crate::hv::jitter::HvJitter,
     /// Actions applied so far (for the results).
     pub(crate) actions: Vec<control::ActionRecord>,
     pub(crate) idle_wait: IdleWhileWaiting,
@@ -223,6 +225,7 @@ impl Simulation {
             ple,
             lazy_context_switch,
             seed,
+            hv_jitter: crate::hv::jitter::HvJitter::new(sc.host.costs.hv_cost_jitter_pct, seed, n_p),
             actions: Vec::new(),
             idle_wait: IdleWhileWaiting::new(n_p),
             refill_bound: Default::default(),

@@ -1,0 +1,92 @@
+//! Dithered hypervisor costs: each hypervisor path's time varies a little around its mean.
+//!
+//! Models: with `host.costs.hv_cost_jitter_pct` = j > 0, every hypervisor cost charged on a
+//! pCPU (`World::hv_cost_ns`: VM exits and their handlers, world switches, scheduler calls,
+//! the lazy switch's state saves, tasklets) takes its nominal time times a factor drawn
+//! uniformly from [1 - j/100, 1 + j/100], before the CPI scaling of `hv::llc`. The mean is
+//! unchanged. Each pCPU draws from its own stream ("pcpu{p}/hv", `engine::rng`), so the
+//! guests' draws (compute grains, requests) stay what they are without it, and the run stays
+//! deterministic for a given seed.
+//!
+//! Why: with every cost a constant, periodic activities can lock into a fixed phase that a
+//! real host leaves within microseconds. The known case (docs/scenarios.md, "An older KVM
+//! host"): a fixed PLE window (Linux 3.13), two 12-vCPU sync-heavy VMs on 12 pCPUs; the lone
+//! spinners' directed yields, each PLE exit exactly `exit_ple_ns` after the last, reschedule a
+//! pCPU that holds two preempted vCPUs of their VM so densely that every dispatch there ends
+//! when its world switch does: the pair ping-pongs with no guest progress and the run never
+//! finishes. It freezes at `exit_ple_ns` 1 450-1 550 ns and not at 1 400 or 1 700; with ±2 %
+//! here it finishes with the others. Floyd and Jacobson found the same in deterministic network
+//! simulations ("On Traffic Phase Effects in Packet-Switched Gateways", Internetworking:
+//! Research and Experience 3(3), 1992): phase effects that a small random processing time
+//! removes. Real exit handling times do vary: SystemTap's `kvm_service_time.stp` example
+//! (sourceware.org/systemtap/examples/virtualization) reports per exit reason a minimum, mean
+//! and maximum that differ many-fold. The ping-pong itself is real (LKML, Wanpeng Li,
+//! "sched/kvm: Semantics-aware vCPU scheduling for oversubscribed KVM", Nov 2025: yield_to's
+//! next-buddy hint "creates a ping-pong effect"); only its total, endless form is the
+//! constant costs' doing.
+//!
+//! Leaves out: the shape of the real distribution (heavy-tailed; uniform here, to dither, not
+//! to fit), jitter of guest costs, of IPI latencies and of timers. Default 0: off, every cost
+//! a constant, so hosts calibrated without it do not move.
+
+use crate::engine::{Ns, RngStream};
+use crate::sim::state::PcpuId;
+
+#[derive(Debug, Default)]
+pub struct HvJitter {
+    /// Half-width of the factor's range, as a fraction (0: off).
+    frac: f64,
+    streams: Vec<RngStream>,
+}
+
+impl HvJitter {
+    pub fn new(jitter_pct: f64, seed: u64, n_pcpus: usize) -> Self {
+        let frac = jitter_pct / 100.0;
+        let streams = if frac > 0.0 { (0..n_pcpus).map(|p| RngStream::new(seed, &format!("pcpu{p}/hv"))).collect() } else { Vec::new() };
+        HvJitter { frac, streams }
+    }
+
+    /// The time a hypervisor cost of nominal `ns` takes on pCPU `p` this once.
+    pub fn apply(&mut self, p: PcpuId, ns: Ns) -> Ns {
+        if self.frac <= 0.0 || ns == 0 {
+            return ns;
+        }
+        let u = self.streams[p].uniform();
+        (ns as f64 * (1.0 + self.frac * (2.0 * u - 1.0))).round() as Ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn off_by_default_every_cost_is_its_nominal_time() {
+        let mut j = HvJitter::new(0.0, 1, 4);
+        assert!((0..100).all(|i| j.apply(i % 4, 2_740) == 2_740));
+    }
+
+    #[test]
+    fn each_draw_stays_within_the_band_and_the_mean_is_kept() {
+        let mut j = HvJitter::new(5.0, 7, 2);
+        let draws: Vec<Ns> = (0..20_000).map(|i| j.apply(i % 2, 10_000)).collect();
+        assert!(draws.iter().all(|&d| (9_500..=10_500).contains(&d)), "outside ±5 %");
+        let mean = draws.iter().sum::<Ns>() as f64 / draws.len() as f64;
+        assert!((mean - 10_000.0).abs() < 20.0, "mean {mean}");
+        assert!(draws.iter().any(|&d| d < 9_600) && draws.iter().any(|&d| d > 10_400), "the band is used");
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_draws_and_pcpus_draw_apart() {
+        let run = |seed| {
+            let mut j = HvJitter::new(10.0, seed, 2);
+            (0..50).map(|i| j.apply(i % 2, 1_000)).collect::<Vec<_>>()
+        };
+        assert_eq!(run(3), run(3));
+        assert_ne!(run(3), run(4));
+        let mut a = HvJitter::new(10.0, 3, 2);
+        let p0: Vec<Ns> = (0..20).map(|_| a.apply(0, 1_000)).collect();
+        let p1: Vec<Ns> = (0..20).map(|_| a.apply(1, 1_000)).collect();
+        assert_ne!(p0, p1, "each pCPU has its own stream");
+    }
+}
