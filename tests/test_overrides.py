@@ -40,6 +40,16 @@ def test_an_override_sets_a_new_leaf_but_needs_its_containers():
     assert n == 0, "a run without a controller is not reached"
 
 
+def test_a_table_the_parser_fills_in_is_created_for_the_override():
+    sc = tiny_dict()
+    assert "costs" not in sc["host"]
+    out, n = apply(sc, parse("host.costs.hv_cost_jitter_pct=2"))
+    assert n == 1 and out["host"]["costs"] == {"hv_cost_jitter_pct": 2}
+    assert "costs" not in sc["host"], "the input is not modified"
+    _, n = apply(sc, parse("host.nosuch.x=1"))
+    assert n == 0, "a table the parser does not know is not invented"
+
+
 def test_lists_take_an_index_or_a_star():
     sc = tiny_dict()
     out, n = apply(sc, parse("vms.*.vcpus=3"))
@@ -58,8 +68,8 @@ def test_the_python_api_takes_override_text_and_refuses_other_types():
     from vmsched.batch import Run
     from vmsched.reproduce import apply_overrides
 
-    planned = {"r": [Run("a", tiny_dict()), Run("b", tiny_dict(hypervisor={"params": {}}))]}
-    assert apply_overrides(planned, ["hypervisor.params.tslice_ms=10"]) == [
-        "hypervisor.params.tslice_ms=10: 1 of 2 runs"]
-    assert planned["r"][1].scenario["hypervisor"]["params"] == {"tslice_ms": 10}
-    assert "hypervisor" not in planned["r"][0].scenario
+    planned = {"r": [Run("a", tiny_dict(controller={"name": "flexcore"})), Run("b", tiny_dict())]}
+    assert apply_overrides(planned, ["controller.params.ratio=0.9"]) == [
+        "controller.params.ratio=0.9: 1 of 2 runs"]
+    assert planned["r"][0].scenario["controller"]["params"] == {"ratio": 0.9}
+    assert "controller" not in planned["r"][1].scenario

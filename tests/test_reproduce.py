@@ -267,9 +267,12 @@ def test_set_reaches_only_the_runs_with_the_field_and_marks_the_report_explorato
 
 
 def test_set_that_reaches_no_run_or_asks_for_docs_is_refused_before_any_run(cli, tmp_path):
+    r = cli("reproduce", "flexcore-fig1", "--quick", "-q", "--out", "o",
+            "--set", "controller.params.ratio=0.9")
+    assert r.code == 2 and "no run of flexcore-fig1 has the field controller.params" in r.err, r
     r = cli("reproduce", "flexcore-fig7", "--quick", "-q", "--out", "o",
             "--set", "hypervisor.params.csrc=true")
-    assert r.code == 2 and "no run of flexcore-fig7 has the field hypervisor.params" in r.err, r
+    assert r.code == 2 and "hypervisor.params.csrc" in r.err, r
     r = cli("reproduce", "flexcore-fig7", "--quick", "-q", "--out", "o",
             "--set", "controller.params.ratio=high")
     assert r.code == 2 and "controller.params.ratio: expected a number" in r.err, r

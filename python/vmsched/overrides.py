@@ -6,8 +6,9 @@
 value (``0.9``, ``true``, ``"credit2"``, ``[1, 2]``, ``{ enabled = false }``); anything that
 does not parse as one is taken as a bare string, so ``hypervisor.scheduler=credit2`` works.
 
-Every container on the path but the last must exist; the last field may be new (a parameter
-left at its default). Values are checked by the same validator as a scenario file, so a
+Every container on the path but the last must exist, in the scenario or among its defaults
+(a table the scenario leaves out, such as ``host.costs``, is created when the scenario parser
+fills it in); the last field may be new (a parameter left at its default). Values are checked by the same validator as a scenario file, so a
 misspelt parameter or a wrong type fails with the field's path.
 
 ``vmsched run`` applies each override to its one scenario, which must have the path;
@@ -84,14 +85,34 @@ def apply(scenario: Mapping[str, Any], ov: Override) -> tuple[dict, int]:
 
 def _apply(scenario: Mapping[str, Any], ov: Override) -> tuple[dict, int]:
     data = copy.deepcopy(dict(scenario))
-    return data, _set(data, ov.path, ov.value, ())
+    n = _set(data, ov.path, ov.value, ())
+    if n == 0:
+        # A container the scenario leaves out may still be one its parser fills in.
+        defaults = _defaults(data)
+        if defaults is not None:
+            n = _set(data, ov.path, ov.value, (), defaults)
+    return data, n
+
+
+def _defaults(scenario: dict) -> dict | None:
+    """The scenario as its parser fills it in (every table at its defaults), or None if it does
+    not parse (the caller's validation reports why)."""
+    from .errors import ScenarioError
+    from .scenario import Scenario
+
+    try:
+        return Scenario.from_dict(scenario).to_dict()
+    except (ScenarioError, TypeError, ValueError):
+        return None
 
 
 class _PathError(OverrideError):
     """A path that cannot be followed (the caller says which override and which scenario)."""
 
 
-def _set(node: Any, path: tuple[str, ...], value: Any, at: tuple[str, ...]) -> int:
+def _set(node: Any, path: tuple[str, ...], value: Any, at: tuple[str, ...], defaults: Any = None) -> int:
+    """Set ``value`` at ``path`` under ``node``; ``defaults`` is the same place in the scenario
+    as its parser fills it in, whose tables are created where ``node`` lacks them."""
     seg, rest = path[0], path[1:]
     if isinstance(node, list):
         if seg == "*":
@@ -109,15 +130,26 @@ def _set(node: Any, path: tuple[str, ...], value: Any, at: tuple[str, ...]) -> i
             for i in idxs:
                 node[i] = copy.deepcopy(value)
             return len(idxs)
-        return sum(_set(node[i], rest, value, at + (str(i),)) for i in idxs)
+        return sum(_set(node[i], rest, value, at + (str(i),), _child(defaults, i)) for i in idxs)
     if isinstance(node, dict):
         keys = list(node) if seg == "*" else [seg]
         if not rest:
             for k in keys:
                 node[k] = copy.deepcopy(value)
             return len(keys)
-        return sum(_set(node[k], rest, value, at + (k,)) for k in keys if k in node)
+        for k in keys:
+            if k not in node and isinstance(_child(defaults, k), dict):
+                node[k] = {}
+        return sum(_set(node[k], rest, value, at + (k,), _child(defaults, k)) for k in keys if k in node)
     return 0
+
+
+def _child(defaults: Any, key: str | int) -> Any:
+    if isinstance(defaults, dict):
+        return defaults.get(key)
+    if isinstance(defaults, list) and isinstance(key, int) and 0 <= key < len(defaults):
+        return defaults[key]
+    return None
 
 
 def apply_overrides(planned: dict[str, list["Run"]],
