@@ -71,6 +71,26 @@ fn every_thread_draws_the_same_work_under_credit_and_cfs() {
 }
 
 #[test]
+fn dithered_hypervisor_costs_are_deterministic_and_leave_the_guests_draws_alone() {
+    let plain = from_toml_str(SYNC_2VM).unwrap();
+    let dithered = from_toml_str(&SYNC_2VM.replace("[hypervisor]", "[host.costs]\nhv_cost_jitter_pct = 5\n\n[hypervisor]")).unwrap();
+    assert_eq!(dithered.host.costs.hv_cost_jitter_pct, 5.0);
+    let run = |sc: &crate::scenario::Scenario| {
+        let mut sim = Simulation::new(sc, &Overrides { scheduler: Some("cfs".into()), seed: None, check: true }).unwrap();
+        sim.run().unwrap();
+        assert!(sim.results().vms.iter().all(|v| v.finished));
+        (results_json(&sim.results()), sim.thread_draws(), sim.results())
+    };
+    let (a, draws_a, ra) = run(&dithered);
+    let (b, _, _) = run(&dithered);
+    assert_eq!(a, b, "the same seed gives the same dither");
+    let (c, draws_c, rc) = run(&plain);
+    assert_ne!(a, c, "the dither changes the run");
+    assert_eq!(draws_a, draws_c, "the guests draw the same work with and without the dither");
+    assert_eq!(ra.vms.len(), rc.vms.len());
+}
+
+#[test]
 fn double_scheduling_emerges_on_an_overcommitted_host() {
     let alone = run_text(SYNC_1VM, Some("credit"));
     let shared = run_text(SYNC_2VM, Some("credit"));
