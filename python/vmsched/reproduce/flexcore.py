@@ -77,7 +77,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .calibration import fitted
-from .core import Claim, Quantity, Reproduction, Run
+from .core import FIXED_WINDOW_HV_JITTER_PCT, Claim, Quantity, Reproduction, Run
 from .core import mean_over_seeds
 
 S000 = "000_e4beefc956462be7.txt"
@@ -179,12 +179,7 @@ def host() -> dict:
     # KVM host"), which biased these baselines (vips' 2VM/1VM total 3.21 against 3.06 dithered,
     # the 2VM PLE counts 7-11 % high); at 2 and 5 % they agree, so the value no longer matters.
     return {"sockets": 2, "cores_per_socket": 6, "numa_nodes": 2, "cpu_ghz": 1.86,
-            "costs": {"hv_cost_jitter_pct": HV_COST_JITTER_PCT}}
-
-
-#: Dithering of the host's hypervisor costs (host.costs.hv_cost_jitter_pct; session 36 rule in
-#: calibration.toml's flexcore records): not fitted, a dither.
-HV_COST_JITTER_PCT = 2.0
+            "costs": {"hv_cost_jitter_pct": FIXED_WINDOW_HV_JITTER_PCT}}
 
 
 def hypervisor() -> dict:
