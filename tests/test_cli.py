@@ -77,6 +77,33 @@ def test_run_says_when_a_run_to_completion_stopped_at_its_limit_unfinished(cli, 
     assert r.code == 0 and "unfinished" not in r.err, r
 
 
+def test_run_says_when_a_vm_stopped_making_progress_long_before_the_end():
+    from types import SimpleNamespace
+
+    from vmsched.cli import stalled_note
+
+    def res(end_ms, *vms):
+        return SimpleNamespace(sim_time_ns=int(end_ms * 1e6), summary={"vms": [
+            {"name": n, "finished": f, "last_op_ns": None if t is None else int(t * 1e6)} for n, f, t in vms]})
+
+    note = stalled_note(res(9000, ("vm0", False, 4401), ("vm1", False, 8999)))
+    assert note and "in vm0 after 4,401 ms" in note and "vm1" not in note and "9,000 ms" in note, note
+    assert "hv_cost_jitter_pct" in note
+    assert stalled_note(res(9000, ("vm0", True, 4401))) is None, "a finished VM has stopped, not stalled"
+    assert stalled_note(res(9000, ("vm0", False, None))) is None, "no compute operation at all: not judged"
+    assert stalled_note(res(1500, ("vm0", False, 600))) is None, "less than 1 s without one"
+
+
+def test_results_say_when_each_vm_last_started_a_compute_operation():
+    import vmsched
+
+    from conftest import tiny_dict
+
+    r = vmsched.run(vmsched.Scenario.from_dict(tiny_dict()))
+    for vm in r.summary["vms"]:
+        assert 0 < vm["last_op_ns"] <= r.sim_time_ns, vm
+
+
 def test_run_takes_a_policy_written_in_python(cli, tiny_toml, write):
     write("halve.py", textwrap.dedent("""
         import vmsched

@@ -187,6 +187,22 @@ def unfinished_note(res) -> str | None:
             f"for runs that cannot finish")
 
 
+def stalled_note(res) -> str | None:
+    """VMs that stopped starting compute operations long before the run ended (the last tenth
+    of the run and at least 1 s of simulated time without one) and did not finish, in one line
+    (None otherwise): a livelock the throughput column would average away."""
+    end = res.sim_time_ns
+    quiet_ns = max(1e9, 0.1 * end)
+    stalled = [(vm.get("name") or f"vm{i}", vm["last_op_ns"]) for i, vm in enumerate(res.summary.get("vms") or [])
+               if not vm.get("finished") and vm.get("last_op_ns") is not None and end - vm["last_op_ns"] >= quiet_ns]
+    if not stalled:
+        return None
+    which = " or ".join(f"in {name} after {t / 1e6:,.0f} ms" for name, t in stalled)
+    return (f"note: no compute operation started {which}, of a {end / 1e6:,.0f} ms run: "
+            f"a livelock? (see docs/model.md, the directed-yield ping-pong, and "
+            f"host.costs.hv_cost_jitter_pct)")
+
+
 # -- commands -----------------------------------------------------------------------------
 
 def _load(path: str):
@@ -262,9 +278,9 @@ def cmd_run(a: argparse.Namespace) -> int:
     if not a.quiet:
         print(run_header(res, sc.name))
         print(vm_table(res))
-        note = unfinished_note(res)
-        if note:
-            print(note, file=sys.stderr)
+        for note in (unfinished_note(res), stalled_note(res)):
+            if note:
+                print(note, file=sys.stderr)
         if a.out:
             print(f"results written to {a.out}/summary.json (+ vms/vcpus/pcpus .csv"
                   f"{'' if a.no_parquet else ' and .parquet'})")

@@ -258,7 +258,10 @@ impl World {
                     th.ac.note_compute(drawn, mem_fraction);
                     th.ac.note_memory_access(debt);
                     let ns = drawn + debt;
-                    self.vms[th.vm].ops += 1;
+                    let now = self.q.now();
+                    let vm = &mut self.vms[th.vm];
+                    vm.ops += 1;
+                    vm.last_op_ns = Some(now);
                     return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction, then: AfterCompute::Next });
                 }
                 Instr::Lock { lock, spread, cs_us, irqs_off } => {

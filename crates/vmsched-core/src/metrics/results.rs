@@ -32,6 +32,9 @@ pub struct VmResult {
     pub completion_ns: Option<Ns>,
     /// Compute operations started (a throughput measure for endless workloads).
     pub ops: u64,
+    /// When the last of them started: a VM that stops making progress long before the run
+    /// ends (a livelock) shows here.
+    pub last_op_ns: Option<Ns>,
     /// Queue operations that fetched the queue's state from another pCPU (`guest::channel`).
     pub channel_transfers: u64,
     /// Message-buffer cache lines fetched from another pCPU (`guest::channel`).
@@ -236,6 +239,7 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             finished: vm.finished_at.is_some(),
             completion_ns: vm.finished_at,
             ops: vm.ops,
+            last_op_ns: vm.last_op_ns,
             channel_transfers: vm.channel_transfers,
             message_line_transfers: vm.message_line_transfers,
             cross_socket_messages: vm.cross_socket_messages,

@@ -305,6 +305,7 @@ impl Simulation {
                 vipi_latency: Histogram::default(),
                 balance_timer: Timer::default(),
                 ops: 0,
+                last_op_ns: None,
                 channel_transfers: 0,
                 message_line_transfers: 0,
                 skb_cache: Default::default(),

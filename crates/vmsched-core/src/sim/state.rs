@@ -532,6 +532,8 @@ pub struct Vm {
     pub vipi_latency: Histogram,
     pub balance_timer: Timer,
     pub ops: u64,
+    /// When the last compute operation started (progress: `VmResult::last_op_ns`).
+    pub last_op_ns: Option<Ns>,
     /// Queue operations that fetched the queue's state from another pCPU (`guest::channel`).
     pub channel_transfers: u64,
     /// Message-buffer cache lines fetched from another pCPU (`guest::channel`).
