@@ -8,8 +8,9 @@ does not parse as one is taken as a bare string, so ``hypervisor.scheduler=credi
 
 Every container on the path but the last must exist, in the scenario or among its defaults
 (a table the scenario leaves out, such as ``host.costs``, is created when the scenario parser
-fills it in); the last field may be new (a parameter left at its default). Values are checked by the same validator as a scenario file, so a
-misspelt parameter or a wrong type fails with the field's path.
+fills it in); the last field may be new (a parameter left at its default). Values are checked
+by the same validator as a scenario file, so a misspelt parameter or a wrong type fails with
+the field's path.
 
 ``vmsched run`` applies each override to its one scenario, which must have the path;
 ``vmsched reproduce`` applies it to every run whose scenario has the path (a controller's parameter reaches only the runs with

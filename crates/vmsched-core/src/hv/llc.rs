@@ -82,8 +82,9 @@ impl World {
     }
 
     /// A hypervisor cost of `ns` at `host.costs.hv_costs_reference_cpi` charged on pCPU `p`
-    /// now (dithered first when `hv_cost_jitter_pct` is set, `hv::jitter`): `ns x CPI / reference`, CPI being the socket's pressure factor (`llc_pressure`);
-    /// `ns` unchanged when the costs are fixed times (reference 0, the default). Counts the
+    /// now (dithered first when `hv_cost_jitter_pct` is set, `hv::jitter`): `ns x CPI /
+    /// reference`, CPI being the socket's pressure factor (`llc_pressure`); `ns` unchanged
+    /// when the costs are fixed times (reference 0, the default). Counts the
     /// CPI it was charged at (`totals.hv_llc_cpi_factor`), and its work at CPI factor 1 (ns /
     /// reference; a fixed time as it is): the instructions it retires, in the unit of guest
     /// compute's work (`totals.hv_work_ns`).

@@ -79,15 +79,14 @@ fn dithered_hypervisor_costs_are_deterministic_and_leave_the_guests_draws_alone(
         let mut sim = Simulation::new(sc, &Overrides { scheduler: Some("cfs".into()), seed: None, check: true }).unwrap();
         sim.run().unwrap();
         assert!(sim.results().vms.iter().all(|v| v.finished));
-        (results_json(&sim.results()), sim.thread_draws(), sim.results())
+        (results_json(&sim.results()), sim.thread_draws())
     };
-    let (a, draws_a, ra) = run(&dithered);
-    let (b, _, _) = run(&dithered);
+    let (a, draws_a) = run(&dithered);
+    let (b, _) = run(&dithered);
     assert_eq!(a, b, "the same seed gives the same dither");
-    let (c, draws_c, rc) = run(&plain);
+    let (c, draws_c) = run(&plain);
     assert_ne!(a, c, "the dither changes the run");
     assert_eq!(draws_a, draws_c, "the guests draw the same work with and without the dither");
-    assert_eq!(ra.vms.len(), rc.vms.len());
 }
 
 #[test]
