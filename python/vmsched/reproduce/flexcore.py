@@ -177,7 +177,7 @@ def host() -> dict:
     # Hypervisor costs dithered by ±2 % (hv/jitter.rs, since session 36): with every cost a
     # constant, the fixed PLE window's periodic exits phase-lock (docs/scenarios.md, "An older
     # KVM host"), which biased these baselines (vips' 2VM/1VM total 3.21 against 3.06 dithered,
-    # the 2VM PLE counts 7-11 % high); at 2 and 5 % they agree, so the value no longer matters.
+    # the 2VM PLE counts 7-11 % high); why 2 %: reproduce/core.py FIXED_WINDOW_HV_JITTER_PCT.
     return {"sockets": 2, "cores_per_socket": 6, "numa_nodes": 2, "cpu_ghz": 1.86,
             "costs": {"hv_cost_jitter_pct": FIXED_WINDOW_HV_JITTER_PCT}}
 
