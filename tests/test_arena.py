@@ -223,6 +223,12 @@ def test_arena_set_changes_every_run_that_has_the_field_and_the_report_says_so(c
         summary = json.loads((tmp_path / "out" / "fairness" / f"{name}@1.json").read_text())
         assert {vm["vcpus"] for vm in summary["scenario"]["vms"]} == {1}
     assert "vms.*.vcpus=1: 2 of 2 runs" in (tmp_path / "out" / "report.md").read_text()
+    # A table the scenario leaves out but its parser fills in (host.costs) is created.
+    r = cli("arena", "--quiet", "--out", "dithered", "--only", "fairness", "--only", "credit",
+            "--only", "dp", "--set", "host.costs.hv_cost_jitter_pct=2")
+    assert r.code == 0 and "host.costs.hv_cost_jitter_pct=2: 2 of 2 runs" in r.out, r
+    summary = json.loads((tmp_path / "dithered" / "fairness" / "credit@1.json").read_text())
+    assert summary["scenario"]["host"]["costs"]["hv_cost_jitter_pct"] == 2
 
 
 def test_arena_set_that_a_contender_refuses_names_the_run_and_runs_nothing(cli, tmp_path):
