@@ -273,15 +273,17 @@ def test_dp_pins_in_the_cache_sensitive_scenario(tmp_path):
 def test_the_latency_scenarios_servers_keep_up_with_their_load(name):
     """A p99 ranks scheduling only if no server's queue grows for the whole run: under the
     scenario's own scheduler, no server's mean response may grow by more than a quarter from
-    the run's first half to the whole run (both scenarios were overloaded until session 29: at
-    the role presets the consolidation host is 99 % busy and the means grow with the run's
-    length)."""
+    the run to a run twice as long (both scenarios were overloaded until session 29: at the
+    role presets the consolidation host is 99 % busy and the means grow with the run's length).
+    Until session 36 the test compared the run's first half with the whole run; with the
+    suite's costs dithered, consolidation's t0-infra, seed 1, averaged 0.43 ms over 3 s against
+    0.55 over 6 and 0.57 over 12 s: a low first half, not a growing queue."""
     from vmsched.runner import run
 
     s = {x.name: x for x in arena.suite()}[name]
     base = Scenario.from_file(s.path).to_dict()
-    long_ms = base["duration_ms"]
-    short_ms = long_ms / 2
+    short_ms = base["duration_ms"]
+    long_ms = 2 * short_ms
     means = {}
     for ms in (short_ms, long_ms):
         sc = dict(base, duration_ms=ms)
