@@ -372,13 +372,14 @@ def test_flexcore_runs_on_the_seeds_linux_313_kvm():
     from vmsched.reproduce import flexcore
 
     def host_313(sc: dict) -> None:
-        hv = vmsched.Scenario.from_dict(sc).to_dict()["hypervisor"]
+        parsed = vmsched.Scenario.from_dict(sc).to_dict()
+        hv = parsed["hypervisor"]
         assert hv["scheduler"] == "cfs", sc["name"]
         ple = hv["ple"]
         assert (ple["window_cycles"], ple["grow"]) == (4096, 1), sc["name"]
         assert ple["yield_to_kernel_mode"] is False and ple["boost_woken"] is False, sc["name"]
         assert hv["halt_poll"]["max_ns"] == 0, sc["name"]
-        assert vmsched.Scenario.from_dict(sc).to_dict()["host"]["costs"]["hv_cost_jitter_pct"] > 0, sc["name"]
+        assert parsed["host"]["costs"]["hv_cost_jitter_pct"] > 0, sc["name"]
 
     runs = [run for rep in flexcore.REPRODUCTIONS for run in rep.runs(True)]
     assert {run.label.split("-", 1)[1].split("@")[0] for run in runs} >= {"1vm", "2vm", "flexcore"}

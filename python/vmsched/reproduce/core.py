@@ -64,6 +64,17 @@ XEN_HOST_PARAMS: Mapping[str, Any] = {"lazy_context_switch": True}
 #: records; docs/calibration.md). A dither, not a fitted value.
 FIXED_WINDOW_HV_JITTER_PCT = 2.0
 
+#: The PLE flags of a KVM host before Linux 3.18 (seed 000's 3.13, balance scheduling's
+#: 2.6.3x; docs/scenarios.md, "An older KVM host"): a fixed window, directed-yield candidates
+#: any preempted sibling (no 4.15 kernel-mode filter) and never a vCPU woken from halt (5.3).
+PRE_3_18_KVM_PLE: Mapping[str, Any] = {"grow": 1, "boost_woken": False, "yield_to_kernel_mode": False}
+
+
+def dithered(host: Mapping[str, Any]) -> dict[str, Any]:
+    """``host`` with its hypervisor costs dithered as on every fixed-window host
+    (:data:`FIXED_WINDOW_HV_JITTER_PCT`)."""
+    return {**host, "costs": {**host.get("costs", {}), "hv_cost_jitter_pct": FIXED_WINDOW_HV_JITTER_PCT}}
+
 
 @dataclass(frozen=True)
 class Quantity:

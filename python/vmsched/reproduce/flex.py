@@ -31,7 +31,7 @@ import copy
 from pathlib import Path
 from typing import Any, Mapping
 
-from .core import FIXED_WINDOW_HV_JITTER_PCT, XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run, seeds_in
+from .core import PRE_3_18_KVM_PLE, XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run, dithered, seeds_in
 
 S002 = "002_4e0f89b222427189.txt"
 
@@ -278,10 +278,8 @@ def _mix_runs(quick: bool) -> list[Run]:
     # the hypervisor's costs dithered as on every fixed-window host (hv/jitter.rs; since
     # session 36, docs/scenarios.md "An older KVM host").
     balance_cap["hypervisor"] = {"scheduler": "balance", "params": {"host": "cfs"},
-                                 "ple": {"grow": 1, "boost_woken": False, "yield_to_kernel_mode": False},
-                                 "halt_poll": {"max_ns": 0}}
-    balance_cap["host"] = {**balance_cap["host"], "costs": {**balance_cap["host"].get("costs", {}),
-                                                          "hv_cost_jitter_pct": FIXED_WINDOW_HV_JITTER_PCT}}
+                                 "ple": dict(PRE_3_18_KVM_PLE), "halt_poll": {"max_ns": 0}}
+    balance_cap["host"] = dithered(balance_cap["host"])
     balance_credit_cap = mix(quick, MIX_CAP_PCT)
     balance_credit_cap["hypervisor"] = {"scheduler": "balance", "params": {**XEN_HOST_PARAMS, "host": "credit"}}
     scenarios = {"xen": flex_policy(m, *XEN), "flexw": flex_policy(m, *FLEXW), "flex": flex_policy(m, *FLEX),

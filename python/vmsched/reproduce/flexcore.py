@@ -77,7 +77,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .calibration import fitted
-from .core import FIXED_WINDOW_HV_JITTER_PCT, Claim, Quantity, Reproduction, Run
+from .core import PRE_3_18_KVM_PLE, Claim, Quantity, Reproduction, Run, dithered
 from .core import mean_over_seeds
 
 S000 = "000_e4beefc956462be7.txt"
@@ -178,8 +178,7 @@ def host() -> dict:
     # constant, the fixed PLE window's periodic exits phase-lock (docs/scenarios.md, "An older
     # KVM host"), which biased these baselines (vips' 2VM/1VM total 3.21 against 3.06 dithered,
     # the 2VM PLE counts 7-11 % high); why 2 %: reproduce/core.py FIXED_WINDOW_HV_JITTER_PCT.
-    return {"sockets": 2, "cores_per_socket": 6, "numa_nodes": 2, "cpu_ghz": 1.86,
-            "costs": {"hv_cost_jitter_pct": FIXED_WINDOW_HV_JITTER_PCT}}
+    return dithered({"sockets": 2, "cores_per_socket": 6, "numa_nodes": 2, "cpu_ghz": 1.86})
 
 
 def hypervisor() -> dict:
@@ -198,8 +197,7 @@ def hypervisor() -> dict:
     # `boost_woken` false: 3.13's candidates must be `preempted`; a vCPU woken from halt and not
     # yet run became one only with Linux 5.3 (`vcpu->ready`, "KVM: Boost vCPUs that are
     # delivering interrupts").
-    return {"scheduler": "cfs", "ple": {"enabled": True, "window_cycles": 4096, "grow": 1, "boost_woken": False,
-                                         "yield_to_kernel_mode": False},
+    return {"scheduler": "cfs", "ple": {"enabled": True, "window_cycles": 4096, **PRE_3_18_KVM_PLE},
             "halt_poll": {"max_ns": 0}}
 
 

@@ -32,7 +32,7 @@
 use crate::engine::{Ns, RngStream};
 use crate::sim::state::PcpuId;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct HvJitter {
     /// Half-width of the factor's range, as a fraction (0: off).
     frac: f64,
