@@ -223,6 +223,19 @@ pub struct Credit2 {
     cur_override: Option<(PcpuId, Option<VcpuId>)>,
     resets: u64,
     migrations_between_runqueues: u64,
+    stats: Stats,
+}
+
+/// Xen's credit2 perf counters (`SCHED_STAT_CRANK`, read with `xenperf`), by their Xen names.
+#[derive(Debug, Clone, Default)]
+struct Stats {
+    schedule: u64,
+    migrate_resisted: u64,
+    deferred_to_tickled_cpu: u64,
+    migrated: u64,
+    tickled_idle_cpu: u64,
+    tickled_busy_cpu: u64,
+    tickled_no_cpu: u64,
 }
 
 impl Credit2 {
@@ -253,6 +266,7 @@ impl Credit2 {
             cur_override: None,
             resets: 0,
             migrations_between_runqueues: 0,
+            stats: Stats::default(),
         })
     }
 
@@ -393,6 +407,7 @@ impl Credit2 {
         let idle = Self::cycle_from(&cpus, cpu)
             .find(|&q| view.allowed(v, q) && self.cur_on(view, q).is_none() && !self.tickled[q]);
         if let Some(q) = idle {
+            self.stats.tickled_idle_cpu += 1;
             self.tickle_cpu(view, q, Some(v));
             return;
         }
@@ -403,6 +418,7 @@ impl Credit2 {
             let score = self.tickle_score(view, v, cpu);
             if score > max {
                 // The unit's own pCPU is in its (full) soft affinity: take it.
+                self.stats.tickled_busy_cpu += 1;
                 self.tickle_cpu(view, cpu, Some(v));
                 return;
             }
@@ -418,7 +434,10 @@ impl Credit2 {
             }
         }
         if let Some(q) = ipid {
+            self.stats.tickled_busy_cpu += 1;
             self.tickle_cpu(view, q, Some(v));
+        } else {
+            self.stats.tickled_no_cpu += 1;
         }
     }
 
@@ -676,6 +695,21 @@ impl HvScheduler for Credit2 {
         true
     }
 
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let s = &self.stats;
+        vec![
+            ("credit2_schedule", s.schedule),
+            ("credit2_credit_reset", self.resets),
+            ("credit2_migrated", s.migrated),
+            ("credit2_migrate_resisted", s.migrate_resisted),
+            ("credit2_deferred_to_tickled_cpu", s.deferred_to_tickled_cpu),
+            ("credit2_tickled_idle_cpu", s.tickled_idle_cpu),
+            ("credit2_tickled_busy_cpu", s.tickled_busy_cpu),
+            ("credit2_tickled_no_cpu", s.tickled_no_cpu),
+            ("credit2_migrate_between_runqueues", self.migrations_between_runqueues),
+        ]
+    }
+
     fn lazy_context_switch(&self) -> bool {
         self.lazy_context_switch
     }
@@ -774,6 +808,7 @@ impl HvScheduler for Credit2 {
 
     fn do_schedule(&mut self, view: &mut SchedView, p: PcpuId, prev: Option<VcpuId>, prev_runnable: bool, why: Reason) -> Decision {
         let now = view.now;
+        self.stats.schedule += 1;
         self.tickled[p] = false;
         let rq = self.rq_of[p];
         let yielding = why == Reason::Yield && prev.is_some();
@@ -804,10 +839,12 @@ impl HvScheduler for Credit2 {
                 }
                 if let Some(t) = self.units[c].tickled_cpu {
                     if t != p && self.tickled[t] {
+                        self.stats.deferred_to_tickled_cpu += 1;
                         continue;
                     }
                 }
                 if self.units[c].cpu != p && snext_credit + self.migrate_resist_ns > self.units[c].credit {
+                    self.stats.migrate_resisted += 1;
                     continue;
                 }
                 if (yielding || self.units[c].credit > snext_credit) && (!self.capped(view, c) || self.grab_budget(view, c)) {
@@ -834,6 +871,7 @@ impl HvScheduler for Credit2 {
             if u.cpu != p {
                 u.credit += MIGRATE_COMPENSATION;
                 u.cpu = p;
+                self.stats.migrated += 1;
             }
             if Some(s) != prev {
                 u.state_entry_ns = now;
@@ -1063,6 +1101,13 @@ mod tests {
     #[test]
     fn sync_heavy_2vm_runs_to_completion_and_pause_exits_yield() {
         let r = run(include_str!("../../../../../scenarios/sync-heavy-2vm.toml"));
+        // Xen's perf counters agree with the machine's own counts.
+        let c = &r.totals.scheduler_counters;
+        assert_eq!(c["credit2_schedule"], r.pcpus.iter().map(|p| p.sched_calls).sum::<u64>());
+        assert_eq!(c["credit2_migrated"], r.vcpus.iter().map(|v| v.migrations).sum::<u64>());
+        // Yields re-queue the yielder and tickle for it: mostly no pCPU qualifies.
+        assert!(c["credit2_tickled_no_cpu"] > c["credit2_tickled_busy_cpu"] + c["credit2_tickled_idle_cpu"], "{c:?}");
+        assert!(c["credit2_migrate_resisted"] > 0 && c["credit2_credit_reset"] > 0, "{c:?}");
         assert!(r.vms.iter().all(|v| v.finished), "every VM finishes");
         assert!(r.vms.iter().all(|v| v.ple_exits > 0));
         for p in &r.pcpus {
