@@ -75,3 +75,58 @@ def test_the_cli_compares_two_output_folders_and_names_a_bad_input(cli, tmp_path
     with pytest.raises(CompareError, match="not a JSON file"):
         (tmp_path / "junk.json").write_text("not json")
         load(tmp_path / "junk.json")
+
+
+# ---- two arena outputs ---------------------------------------------------------------------
+
+def _cell(contender: str, completion: float, rank: int) -> dict:
+    return {"scenario": "s", "contender": contender, "primary": "completion_ms", "rank": rank,
+            "metrics": {"completion_ms": completion, "spin_pct": 1.0}, "se": {}, "seeds": [1]}
+
+
+def _arena() -> dict:
+    return {"sync": [_cell("credit", 100.0, 2), _cell("cfs", 50.0, 1)],
+            "blocking": [_cell("credit", 10.0, 1), _cell("cfs", 20.0, 2)]}
+
+
+def test_arena_compare_lists_moved_metrics_changed_ranks_and_mean_ranks():
+    from vmsched import arena_compare as ac
+
+    old, new = _arena(), _arena()
+    new["sync"] = [_cell("credit", 40.0, 1), _cell("cfs", 50.0, 2)]   # credit overtakes cfs
+    new["blocking"][1]["metrics"]["completion_ms"] = 20.02          # cfs moves 0.1 %, same rank
+    new["sync"].append(_cell("mine", 60.0, 3))
+    new["numa"] = [_cell("cfs", 1.0, 1)]
+    c = ac.compare(old, new)
+    assert [(m.scenario, m.contender, m.old_rank, m.new_rank) for m in c.moved] == [
+        ("sync", "credit", 2, 1), ("sync", "cfs", 1, 2), ("blocking", "cfs", 2, 2)]
+    assert c.moved[0].change == pytest.approx(-0.6)
+    # Mean ranks over sync and blocking only (numa is on one side).
+    assert c.overall == {"credit": (1.5, 1.0), "cfs": (1.5, 2.0), "mine": (None, 3.0)}
+    assert c.only_new == ["scenario numa", "sync: mine"] and c.only_old == []
+    # Above 1 % only the rank changes are left.
+    assert [m.contender for m in ac.compare(old, new, 0.01).moved] == ["credit", "cfs"]
+    assert ac.compare(old, copy.deepcopy(old)).moved == []
+
+
+def test_the_cli_compares_two_arena_outputs_and_refuses_a_mixed_pair(cli, tmp_path):
+    for side in ("a", "b"):
+        (tmp_path / side).mkdir()
+        data = _arena()
+        if side == "b":
+            data["sync"] = [_cell("credit", 40.0, 1), _cell("cfs", 50.0, 2)]
+        (tmp_path / side / "arena.json").write_text(json.dumps(data))
+    r = cli("compare", "a", "b")
+    assert r.code == 0, r
+    assert "2 results moved" in r.out and "2 -> 1" in r.out and "-60.00 %" in r.out
+    assert "overall (mean rank" in r.out
+    (tmp_path / "rep").mkdir()
+    (tmp_path / "rep" / "outcomes.json").write_text(json.dumps(_outcomes()))
+    r = cli("compare", "a", "rep")
+    assert r.code == 2 and "arena output" in r.err and "Traceback" not in r.err
+    old = _arena()
+    del old["sync"][0]["primary"]
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "arena.json").write_text(json.dumps(old))
+    r = cli("compare", "old", "b")
+    assert r.code == 2 and "primary metric" in r.err and "run the arena again" in r.err

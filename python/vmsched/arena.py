@@ -197,6 +197,8 @@ class Cell:
     #: Standard error of each mean over the seeds (None with one seed).
     se: dict[str, Optional[float]] = field(default_factory=dict)
     seeds: list[int] = field(default_factory=list)
+    #: The scenario's primary metric, by which ``rank`` was given.
+    primary: Optional[str] = None
 
 
 def combine(cells: Sequence[Mapping[str, Optional[float]]]) -> tuple[dict, dict]:
@@ -299,7 +301,10 @@ def run_arena(scenarios: Sequence[ArenaScenario], contenders: Sequence[Contender
             cells.append(Cell(s.name, c.name, means, se=ses, seeds=list(mine)))
         if out is not None:
             write_json_files(out / s.name, texts)
-        rank(cells, primary(s, cells))
+        key = primary(s, cells)
+        rank(cells, key)
+        for c in cells:
+            c.primary = key
         table[s.name] = cells
     return table
 

@@ -499,10 +499,18 @@ def cmd_arena(a: argparse.Namespace) -> int:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
-    from .reproduce.compare import compare, lines, load
+    from . import arena_compare
+    from .reproduce import compare
+    from .reproduce.compare import CompareError
 
-    c = compare(load(a.old), load(a.new), a.min_change / 100.0)
-    for line in lines(c, format_table):
+    kinds = [arena_compare.is_arena_output(p) for p in (a.old, a.new)]
+    if kinds[0] != kinds[1]:
+        arena_side, other = (a.old, a.new) if kinds[0] else (a.new, a.old)
+        raise CompareError(f"{arena_side} is a vmsched arena output and {other} is not: compare "
+                           f"two arena outputs or two reproduce outputs")
+    m = arena_compare if kinds[0] else compare
+    c = m.compare(m.load(a.old), m.load(a.new), a.min_change / 100.0)
+    for line in m.lines(c, format_table):
         print(line)
     return 0
 
@@ -598,12 +606,14 @@ def build_parser() -> argparse.ArgumentParser:
                     "the report is marked as not the reference (repeatable)")
     rp.set_defaults(func=cmd_reproduce)
     cp = sub.add_parser("compare", help="what moved between two vmsched reproduce outputs "
-                        "(quantities, verdicts, claims)")
-    cp.add_argument("old", metavar="OLD", help="a vmsched reproduce output folder or its outcomes.json")
-    cp.add_argument("new", metavar="NEW", help="the same, after the change")
+                        "(quantities, verdicts, claims) or two vmsched arena outputs (primary "
+                        "metrics, ranks)")
+    cp.add_argument("old", metavar="OLD", help="a vmsched reproduce output folder or its "
+                    "outcomes.json, or a vmsched arena output folder or its arena.json")
+    cp.add_argument("new", metavar="NEW", help="the same kind, after the change")
     cp.add_argument("--min-change", type=_nonnegative_pct, default=0.0, metavar="PCT",
-                    help="list a quantity only if it moved by more than PCT %% or its verdict "
-                    "changed (default 0: every change)")
+                    help="list a quantity (arena: a result) only if it moved by more than PCT %% "
+                    "or its verdict (arena: rank) changed (default 0: every change)")
     cp.set_defaults(func=cmd_compare)
 
     ar = sub.add_parser("arena", help="run every policy on the standard scenario suite and "

@@ -19,7 +19,8 @@ from typing import Any, Mapping, Optional
 
 
 class CompareError(ValueError):
-    """An input that is not a ``vmsched reproduce`` output; the message names the file."""
+    """An input that is not a ``vmsched reproduce`` (or, for :mod:`vmsched.arena_compare`, a
+    ``vmsched arena``) output; the message names the file."""
 
 
 @dataclass

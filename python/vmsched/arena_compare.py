@@ -1,0 +1,156 @@
+"""``vmsched compare OLD NEW`` on two ``vmsched arena`` outputs: whose numbers and ranks moved.
+
+A change to the model (a mechanism, a default, the suite's cost dither), to a contender or to a
+scenario can reshuffle the arena; an operator or a researcher wants to see how before reading
+either report. Each side is an output folder of ``vmsched arena`` (its ``arena.json``) or that
+file itself. The comparison gives the overall mean rank of every contender on both sides and,
+per scenario, every contender whose primary metric moved by more than ``min_change``
+(relative) or whose rank changed, and what only one side has. Mean ranks are taken over the
+scenarios both sides ran. It reads the files only; it runs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from .arena import COLUMNS
+from .reproduce.compare import CompareError
+
+
+def is_arena_output(path: str | Path) -> bool:
+    """Whether ``path`` is an arena output folder or its ``arena.json`` (by name, not content)."""
+    p = Path(path)
+    return (p / "arena.json").is_file() if p.is_dir() else p.name == "arena.json"
+
+
+def load(path: str | Path) -> dict[str, list[dict]]:
+    """The ``arena.json`` of a ``vmsched arena`` output folder (or the file itself): per
+    scenario, its cells (contender, metrics, rank, primary)."""
+    p = Path(path)
+    f = p / "arena.json" if p.is_dir() else p
+    try:
+        data = json.loads(f.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CompareError(f"{f}: no such file (give a vmsched arena output folder or its "
+                           f"arena.json)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CompareError(f"{f}: not a JSON file ({e})") from None
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise CompareError(f"{f}: not a vmsched arena arena.json (scenario -> list of cells)")
+    for name, cells in data.items():
+        for c in cells:
+            if not isinstance(c, dict) or not {"contender", "metrics", "rank"} <= set(c):
+                raise CompareError(f"{f}: scenario {name!r}: a cell without contender, metrics "
+                                   f"and rank")
+            if c.get("primary") not in COLUMNS:
+                raise CompareError(f"{f}: scenario {name!r}, contender {c['contender']!r}: no "
+                                   f"primary metric (written by a vmsched before session 37? run "
+                                   f"the arena again)")
+    return data
+
+
+@dataclass
+class Moved:
+    scenario: str
+    contender: str
+    metric: str
+    old: Optional[float]
+    new: Optional[float]
+    old_rank: Optional[int]
+    new_rank: Optional[int]
+
+    @property
+    def change(self) -> Optional[float]:
+        """Relative change of the primary metric, new / old - 1 (None when either is missing or
+        old is 0)."""
+        if self.old is None or self.new is None or self.old == 0:
+            return None
+        return self.new / self.old - 1
+
+
+@dataclass
+class ArenaComparison:
+    #: Contender -> (old mean rank, new mean rank), over the scenarios both sides ran.
+    overall: dict[str, tuple[Optional[float], Optional[float]]] = field(default_factory=dict)
+    moved: list[Moved] = field(default_factory=list)
+    only_old: list[str] = field(default_factory=list)
+    only_new: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _value(v: Any) -> Optional[float]:
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def _mean_ranks(data: Mapping[str, list[dict]], scenarios: list[str]) -> dict[str, float]:
+    ranks: dict[str, list[int]] = {}
+    for s in scenarios:
+        for c in data[s]:
+            ranks.setdefault(c["contender"], []).append(c["rank"] or 0)
+    return {k: sum(v) / len(v) for k, v in ranks.items()}
+
+
+def compare(old: Mapping[str, list[dict]], new: Mapping[str, list[dict]],
+            min_change: float = 0.0) -> ArenaComparison:
+    """What moved from ``old`` to ``new`` (two loaded ``arena.json``). A contender is listed
+    under a scenario when its rank changed or its primary metric moved by more than
+    ``min_change`` (relative; 0: any change at all)."""
+    if min_change < 0 or not math.isfinite(min_change):
+        raise CompareError(f"min_change must be a finite fraction >= 0, got {min_change}")
+    c = ArenaComparison()
+    both = [s for s in old if s in new]
+    c.only_old += [f"scenario {s}" for s in old if s not in new]
+    c.only_new += [f"scenario {s}" for s in new if s not in old]
+    for s in both:
+        oc = {x["contender"]: x for x in old[s]}
+        nc = {x["contender"]: x for x in new[s]}
+        c.only_old += [f"{s}: {k}" for k in oc if k not in nc]
+        c.only_new += [f"{s}: {k}" for k in nc if k not in oc]
+        keys = {x["primary"] for x in old[s]} | {x["primary"] for x in new[s]}
+        if len(keys) > 1:
+            c.notes.append(f"{s}: the sides rank by different metrics ({', '.join(sorted(keys))}); "
+                           f"each side's own is shown")
+        for k in [k for k in nc if k in oc]:
+            a, b = oc[k], nc[k]
+            m = Moved(s, k, b["primary"], _value(a["metrics"].get(a["primary"])),
+                      _value(b["metrics"].get(b["primary"])), a["rank"], b["rank"])
+            ch = m.change
+            value_moved = (m.old != m.new) if ch is None else abs(ch) > min_change
+            if value_moved or m.old_rank != m.new_rank:
+                c.moved.append(m)
+    ro, rn = _mean_ranks(old, both), _mean_ranks(new, both)
+    c.overall = {k: (ro.get(k), rn.get(k))
+                 for k in sorted(set(ro) | set(rn), key=lambda k: (rn.get(k, math.inf), k))}
+    return c
+
+
+def _num(v: Optional[float]) -> str:
+    if v is None:
+        return "—"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+
+
+def lines(c: ArenaComparison, table) -> list[str]:
+    """The comparison as text; ``table(headers, rows)`` formats a table (the CLI's)."""
+    out = ["overall (mean rank over the scenarios both sides ran):",
+           table(["contender", "old", "new", "change"],
+                 [[k, _num(o), _num(n), "—" if o is None or n is None else f"{n - o:+.2f}"]
+                  for k, (o, n) in c.overall.items()])]
+    out += [f"note: {n}" for n in c.notes]
+    if c.moved:
+        rows = [[m.scenario, m.contender, COLUMNS[m.metric][0], _num(m.old), _num(m.new),
+                 "—" if m.change is None else f"{100 * m.change:+.2f} %",
+                 str(m.old_rank) + ("" if m.old_rank == m.new_rank else f" -> {m.new_rank}")]
+                for m in c.moved]
+        out += ["", f"{len(c.moved)} results moved (primary metric, rank):",
+                table(["scenario", "contender", "metric", "old", "new", "change", "rank"], rows)]
+    else:
+        out += ["", "no result moved"]
+    for what, items in (("only in the old output", c.only_old), ("only in the new output", c.only_new)):
+        if items:
+            out += ["", f"{what}:"] + [f"  {i}" for i in items]
+    return out
