@@ -79,9 +79,10 @@ def test_the_cli_compares_two_output_folders_and_names_a_bad_input(cli, tmp_path
 
 # ---- two arena outputs ---------------------------------------------------------------------
 
-def _cell(contender: str, completion: float, rank: int) -> dict:
+def _cell(contender: str, completion: float, rank: int, se: float | None = None) -> dict:
     return {"scenario": "s", "contender": contender, "primary": "completion_ms", "rank": rank,
-            "metrics": {"completion_ms": completion, "spin_pct": 1.0}, "se": {}, "seeds": [1]}
+            "metrics": {"completion_ms": completion, "spin_pct": 1.0},
+            "se": {"completion_ms": se, "spin_pct": None}, "seeds": [1]}
 
 
 def _arena() -> dict:
@@ -101,12 +102,23 @@ def test_arena_compare_lists_moved_metrics_changed_ranks_and_mean_ranks():
     assert [(m.scenario, m.contender, m.old_rank, m.new_rank) for m in c.moved] == [
         ("sync", "credit", 2, 1), ("sync", "cfs", 1, 2), ("blocking", "cfs", 2, 2)]
     assert c.moved[0].change == pytest.approx(-0.6)
+    assert c.moved[0].beyond_scatter is None  # one seed: no scatter to judge by
     # Mean ranks over sync and blocking only (numa is on one side).
     assert c.overall == {"credit": (1.5, 1.0), "cfs": (1.5, 2.0), "mine": (None, 3.0)}
     assert c.only_new == ["scenario numa", "sync: mine"] and c.only_old == []
     # Above 1 % only the rank changes are left.
     assert [m.contender for m in ac.compare(old, new, 0.01).moved] == ["credit", "cfs"]
     assert ac.compare(old, copy.deepcopy(old)).moved == []
+
+
+def test_arena_compare_says_whether_a_move_lies_beyond_the_seeds_scatter():
+    from vmsched import arena_compare as ac
+
+    old = {"sync": [_cell("credit", 100.0, 1, se=3.0), _cell("cfs", 50.0, 1, se=4.0)]}
+    new = {"sync": [_cell("credit", 110.0, 1, se=4.0), _cell("cfs", 40.0, 1, se=1.0)]}
+    # credit: 10 against 2 x hypot(3, 4) = 10: not beyond; cfs: 10 against 2 x 4.12 = 8.2: beyond.
+    assert [(m.contender, m.beyond_scatter) for m in ac.compare(old, new).moved] == [
+        ("credit", False), ("cfs", True)]
 
 
 def test_the_cli_compares_two_arena_outputs_and_refuses_a_mixed_pair(cli, tmp_path):
@@ -119,6 +131,7 @@ def test_the_cli_compares_two_arena_outputs_and_refuses_a_mixed_pair(cli, tmp_pa
     r = cli("compare", "a", "b")
     assert r.code == 0, r
     assert "2 results moved" in r.out and "2 -> 1" in r.out and "-60.00 %" in r.out
+    assert "0 beyond the seeds' scatter" in r.out
     assert "overall (mean rank" in r.out
     (tmp_path / "rep").mkdir()
     (tmp_path / "rep" / "outcomes.json").write_text(json.dumps(_outcomes()))

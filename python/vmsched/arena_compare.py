@@ -5,8 +5,11 @@ scenario can reshuffle the arena; an operator or a researcher wants to see how b
 either report. Each side is an output folder of ``vmsched arena`` (its ``arena.json``) or that
 file itself. The comparison gives the overall mean rank of every contender on both sides and,
 per scenario, every contender whose primary metric moved by more than ``min_change``
-(relative) or whose rank changed, and what only one side has. Mean ranks are taken over the
-scenarios both sides ran. It reads the files only; it runs nothing.
+(relative) or whose rank changed, and what only one side has. Each move says whether it lies
+beyond the seeds' scatter (more than ``NOISE_SE`` standard errors of the difference, the test
+the arena ranks by): with three seeds a tail latency can move by half and a rank by several
+places between two runs that differ only in noise. Mean ranks are taken over the scenarios both
+sides ran. It reads the files only; it runs nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from .arena import COLUMNS
+from .arena import COLUMNS, NOISE_SE
 from .reproduce.compare import CompareError
 
 
@@ -62,6 +65,17 @@ class Moved:
     new: Optional[float]
     old_rank: Optional[int]
     new_rank: Optional[int]
+    #: Standard errors of the two means over their seeds (None with one seed).
+    old_se: Optional[float] = None
+    new_se: Optional[float] = None
+
+    @property
+    def beyond_scatter(self) -> Optional[bool]:
+        """Whether the move exceeds ``NOISE_SE`` standard errors of the difference (None when
+        a side has no value or no standard error)."""
+        if None in (self.old, self.new, self.old_se, self.new_se):
+            return None
+        return abs(self.new - self.old) > NOISE_SE * math.hypot(self.old_se, self.new_se)
 
     @property
     def change(self) -> Optional[float]:
@@ -117,7 +131,9 @@ def compare(old: Mapping[str, list[dict]], new: Mapping[str, list[dict]],
         for k in [k for k in nc if k in oc]:
             a, b = oc[k], nc[k]
             m = Moved(s, k, b["primary"], _value(a["metrics"].get(a["primary"])),
-                      _value(b["metrics"].get(b["primary"])), a["rank"], b["rank"])
+                      _value(b["metrics"].get(b["primary"])), a["rank"], b["rank"],
+                      _value((a.get("se") or {}).get(a["primary"])),
+                      _value((b.get("se") or {}).get(b["primary"])))
             ch = m.change
             value_moved = (m.old != m.new) if ch is None else abs(ch) > min_change
             if value_moved or m.old_rank != m.new_rank:
@@ -144,10 +160,13 @@ def lines(c: ArenaComparison, table) -> list[str]:
     if c.moved:
         rows = [[m.scenario, m.contender, COLUMNS[m.metric][0], _num(m.old), _num(m.new),
                  "—" if m.change is None else f"{100 * m.change:+.2f} %",
-                 str(m.old_rank) + ("" if m.old_rank == m.new_rank else f" -> {m.new_rank}")]
+                 str(m.old_rank) + ("" if m.old_rank == m.new_rank else f" -> {m.new_rank}"),
+                 {None: "—", True: "beyond", False: "within"}[m.beyond_scatter]]
                 for m in c.moved]
-        out += ["", f"{len(c.moved)} results moved (primary metric, rank):",
-                table(["scenario", "contender", "metric", "old", "new", "change", "rank"], rows)]
+        beyond = sum(1 for m in c.moved if m.beyond_scatter)
+        out += ["", f"{len(c.moved)} results moved (primary metric, rank); {beyond} beyond the seeds' "
+                f"scatter ({NOISE_SE:g} standard errors of the difference):",
+                table(["scenario", "contender", "metric", "old", "new", "change", "rank", "scatter"], rows)]
     else:
         out += ["", "no result moved"]
     for what, items in (("only in the old output", c.only_old), ("only in the new output", c.only_new)):
