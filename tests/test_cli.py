@@ -41,6 +41,15 @@ def test_run_prints_table_and_writes_results(cli, tiny_toml, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+def test_run_prints_the_policys_own_counters_when_it_has_some(cli, tiny_toml):
+    r = cli("run", tiny_toml.name, "--scheduler", "credit2")
+    assert r.code == 0, r
+    line = next(x for x in r.out.splitlines() if x.startswith("scheduler counters:"))
+    assert "credit2_schedule" in line and "credit2_migrated" in line
+    # rr keeps no counters of its own: no line.
+    assert "scheduler counters" not in cli("run", tiny_toml.name, "--scheduler", "rr").out
+
+
 def test_run_set_changes_the_scenario_before_it_runs(cli, tiny_toml, tmp_path):
     r = cli("run", tiny_toml.name, "-q", "--check", "--out", "res", "--set", "vms.*.vcpus=2",
             "--set", "hypervisor.params.tslice_ms=10")

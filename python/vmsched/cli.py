@@ -170,6 +170,15 @@ def run_header(res, name: str) -> str:
             f"context switches per pCPU-second: {_fmt(ctx, '.1f')}")
 
 
+def counters_line(res) -> str | None:
+    """The policy's own event counters (``totals.scheduler_counters``: credit's switch causes,
+    credit2's perf counters, CSRC's skips, ...) in one line, or None when it has none."""
+    c = (res.summary.get("totals") or {}).get("scheduler_counters") or {}
+    if not c:
+        return None
+    return "scheduler counters: " + ", ".join(f"{k} {v:,}" for k, v in sorted(c.items()))
+
+
 def unfinished_note(res) -> str | None:
     """A run to completion that stopped at its limit with VMs unfinished, in one line (None
     otherwise): the table's throughput column then hides that their work did not complete."""
@@ -278,6 +287,8 @@ def cmd_run(a: argparse.Namespace) -> int:
     if not a.quiet:
         print(run_header(res, sc.name))
         print(vm_table(res))
+        if counters := counters_line(res):
+            print(counters)
         for note in (unfinished_note(res), stalled_note(res)):
             if note:
                 print(note, file=sys.stderr)
