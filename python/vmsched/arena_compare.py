@@ -14,14 +14,13 @@ sides ran. It reads the files only; it runs nothing.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from .arena import COLUMNS, NOISE_SE
-from .reproduce.compare import CompareError
+from .reproduce.compare import CompareError, read_output
 
 
 def is_arena_output(path: str | Path) -> bool:
@@ -33,15 +32,7 @@ def is_arena_output(path: str | Path) -> bool:
 def load(path: str | Path) -> dict[str, list[dict]]:
     """The ``arena.json`` of a ``vmsched arena`` output folder (or the file itself): per
     scenario, its cells (contender, metrics, rank, primary)."""
-    p = Path(path)
-    f = p / "arena.json" if p.is_dir() else p
-    try:
-        data = json.loads(f.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CompareError(f"{f}: no such file (give a vmsched arena output folder or its "
-                           f"arena.json)") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CompareError(f"{f}: not a JSON file ({e})") from None
+    f, data = read_output(path, "arena.json", "arena")
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
         raise CompareError(f"{f}: not a vmsched arena arena.json (scenario -> list of cells)")
     for name, cells in data.items():

@@ -51,17 +51,23 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
 
 
-def load(path: str | Path) -> dict:
-    """The ``outcomes.json`` of a ``vmsched reproduce`` output folder (or the file itself)."""
+def read_output(path: str | Path, file: str, command: str) -> tuple[Path, Any]:
+    """``path`` (an output folder of ``vmsched <command>``, or its ``file`` itself) and the JSON
+    that file holds; a missing or unreadable file is a :class:`CompareError` naming it."""
     p = Path(path)
-    f = p / "outcomes.json" if p.is_dir() else p
+    f = p / file if p.is_dir() else p
     try:
-        data = json.loads(f.read_text(encoding="utf-8"))
+        return f, json.loads(f.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CompareError(f"{f}: no such file (give a vmsched reproduce output folder or its "
-                           f"outcomes.json)") from None
+        raise CompareError(f"{f}: no such file (give a vmsched {command} output folder or its "
+                           f"{file})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise CompareError(f"{f}: not a JSON file ({e})") from None
+
+
+def load(path: str | Path) -> dict:
+    """The ``outcomes.json`` of a ``vmsched reproduce`` output folder (or the file itself)."""
+    f, data = read_output(path, "outcomes.json", "reproduce")
     if not isinstance(data, dict) or not isinstance(data.get("outcomes"), list) or "tally" not in data:
         raise CompareError(f"{f}: not a vmsched reproduce outcomes.json (no 'outcomes' and 'tally')")
     missing = [k for k in TALLY_KEYS if k not in data["tally"]]
