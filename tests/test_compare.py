@@ -143,3 +143,9 @@ def test_the_cli_compares_two_arena_outputs_and_refuses_a_mixed_pair(cli, tmp_pa
     (tmp_path / "old" / "arena.json").write_text(json.dumps(old))
     r = cli("compare", "old", "b")
     assert r.code == 2 and "primary metric" in r.err and "run the arena again" in r.err
+    bad = _arena()
+    bad["sync"][0]["metrics"] = [1, 2]
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "arena.json").write_text(json.dumps(bad))
+    r = cli("compare", "bad", "b")
+    assert r.code == 2 and "scenario 'sync'" in r.err and "Traceback" not in r.err

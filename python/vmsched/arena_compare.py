@@ -37,13 +37,14 @@ def load(path: str | Path) -> dict[str, list[dict]]:
         raise CompareError(f"{f}: not a vmsched arena arena.json (scenario -> list of cells)")
     for name, cells in data.items():
         for c in cells:
-            if not isinstance(c, dict) or not {"contender", "metrics", "rank"} <= set(c):
+            if (not isinstance(c, dict) or not {"contender", "metrics", "rank"} <= set(c)
+                    or not isinstance(c["metrics"], dict) or not isinstance(c.get("se", {}), dict)):
                 raise CompareError(f"{f}: scenario {name!r}: a cell without contender, metrics "
-                                   f"and rank")
+                                   f"and rank (metrics and se are tables)")
             if c.get("primary") not in COLUMNS:
                 raise CompareError(f"{f}: scenario {name!r}, contender {c['contender']!r}: no "
-                                   f"primary metric (written by a vmsched before session 37? run "
-                                   f"the arena again)")
+                                   f"primary metric (written by an older vmsched? run the arena "
+                                   f"again)")
     return data
 
 
