@@ -211,6 +211,9 @@ impl World {
     /// preempts a busy `u` or wakes an idle one with a reschedule IPI.
     pub(crate) fn enqueue_thread(&mut self, t: ThreadId, u: VcpuId, waker: Option<VcpuId>, slept: Option<Ns>) {
         self.threads[t].vcpu = u;
+        if let Some(w) = waker.filter(|&w| w != u && self.vcpus[u].cur.is_some() && self.vms[self.vcpus[u].vm].ttwu_queue) {
+            return self.ttwu_queue_remote(w, u, t, slept);
+        }
         self.vcpus[u].runq.push_back(t);
         if self.vcpus[u].cur.is_some() {
             if let Some(w) = waker {
@@ -707,6 +710,11 @@ impl World {
                 self.vms[vm].vipi_latency.record(lat);
                 self.resched_ipi(v, t);
             }
+            IrqAction::WakeList(u) => {
+                let lat = self.now() - w.sent_at;
+                self.vms[vm].vipi_latency.record(lat);
+                self.sched_ttwu_pending(u);
+            }
             IrqAction::IoDone(t) => self.wake_thread(t, Some(v)),
             IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
             IrqAction::RequestRx(port) => self.request_received(vm, port, w.sent_at, Some(v)),
@@ -722,6 +730,11 @@ impl World {
             IrqAction::IoDone(t) => self.wake_thread(t, None),
             IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
             IrqAction::RequestRx(port) => self.request_received(vm, port, w.sent_at, None),
+            IrqAction::WakeList(u) => {
+                for (t, _) in std::mem::take(&mut self.vcpus[u].wake_list) {
+                    self.wake_thread(t, None);
+                }
+            }
             IrqAction::Resched(_) | IrqAction::Nothing | IrqAction::Tick => {}
         }
     }

@@ -24,10 +24,26 @@
 //! a target, so 1-vCPU guests send none. Wakeups onto an idle vCPU keep the path of
 //! `guest/kernel.rs wake_thread` (an IPI exit on the waker, a wake of the halted target).
 //!
+//! The wake list (`guest.ttwu_queue`, off by default). Since Linux 3.0 `ttwu_queue` does not
+//! take a remote runqueue's lock when the two CPUs share no cache (`!cpus_share_cache`, since
+//! 3.6; every remote CPU in 3.0-3.5): `ttwu_queue_remote` adds the task to the target's lock-free
+//! wake list and sends `smp_send_reschedule` if the list was empty; the target's
+//! `scheduler_ipi` runs `sched_ttwu_pending`, which activates each queued task with the usual
+//! `check_preempt_curr` (kernel/sched/core.c, 3.0 to 5.7; `ttwu_queue_cond` since 5.8). A guest
+//! whose vCPUs are separate sockets in its own view shares no cache between any two of them
+//! (QEMU's default `-smp N` topology). So every wake-up onto another busy vCPU costs the waker an
+//! IPI exit (one per list that was empty), and the woken thread is on no runqueue — neither
+//! runnable there nor movable by the guest's balancing — until the target vCPU runs the IPI's
+//! handler: at once if it is running, when it is next dispatched if the host preempted it. The
+//! handler queues the threads in order and the first that slept longer than the wakeup
+//! granularity preempts the current thread (as `resched_ipi`). Wake-ups onto an idle vCPU keep
+//! the path above (Linux queues them on the wake list too, and the same IPI wakes the idle CPU,
+//! which then activates them; the model queues them at once, so an idle sibling could take one
+//! first: the difference is a few microseconds of an idle vCPU's wake-up).
+//!
 //! Leaves out: wakeup preemption on the waker's own vCPU (the woken thread waits there for
 //! the slice end, as before); vruntime itself (sleepers shorter than the granularity never
-//! preempt, longer ones always do); the TTWU_QUEUE wake list (3.0+), which on CPUs that share
-//! no cache sends an IPI for every remote wakeup; preemption deferred to `preempt_enable` (a
+//! preempt, longer ones always do); preemption deferred to `preempt_enable` (a
 //! handler that finds the current thread with preemption disabled leaves the woken thread
 //! queued until the slice end).
 
@@ -65,6 +81,44 @@ impl World {
         let left_ns = self.costs.ipi_handler_ns + self.vipi_message_ns(waker, u);
         let now = self.now();
         self.deliver_irq(u, IrqWork { left_ns, action: IrqAction::Resched(t), sent_at: now });
+    }
+
+    /// `ttwu_queue_remote`: thread `t` (which slept `slept_ns`, None if new or migrating) goes on
+    /// busy vCPU `u`'s wake list; if the list was empty, code on `waker` sends `u` a reschedule
+    /// IPI whose handler will queue the list (`sched_ttwu_pending`).
+    pub(crate) fn ttwu_queue_remote(&mut self, waker: VcpuId, u: VcpuId, t: ThreadId, slept_ns: Option<Ns>) {
+        let first = self.vcpus[u].wake_list.is_empty();
+        self.vcpus[u].wake_list.push((t, slept_ns));
+        if !first {
+            return;
+        }
+        self.charge_exit(waker, ExitReason::Ipi);
+        let left_ns = self.costs.ipi_handler_ns + self.vipi_message_ns(waker, u);
+        let now = self.now();
+        self.deliver_irq(u, IrqWork { left_ns, action: IrqAction::WakeList(u), sent_at: now });
+    }
+
+    /// `sched_ttwu_pending` in vCPU `u`'s reschedule IPI handler: every thread on its wake list
+    /// joins its runqueue, in order; the first that slept longer than the wakeup granularity
+    /// preempts the current thread.
+    pub(crate) fn sched_ttwu_pending(&mut self, u: VcpuId) {
+        let list = std::mem::take(&mut self.vcpus[u].wake_list);
+        let vm = self.vcpus[u].vm;
+        let online = self.vms[vm].vcpus.iter().filter(|&&x| self.vcpus[x].online).count();
+        let gran = wakeup_granularity_ns(online);
+        let mut preempting = None;
+        for (t, slept) in list {
+            self.vcpus[u].runq.push_back(t);
+            if preempting.is_none() && slept.map_or(false, |s| s > gran) {
+                preempting = Some(t);
+            }
+        }
+        if self.vcpus[u].cur.is_none() {
+            return self.kick_idle_vcpu(u);
+        }
+        if let Some(t) = preempting {
+            self.resched_ipi(u, t);
+        }
     }
 
     /// `scheduler_ipi` on vCPU `u` for woken thread `t`: switch to `t` if it still waits there.

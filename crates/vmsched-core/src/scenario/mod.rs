@@ -321,6 +321,12 @@ pub struct GuestSpec {
     /// written before it keep their results; `hv::vipi`.
     #[serde(default)]
     pub busy_tick: bool,
+    /// Linux 3.0+'s TTWU_QUEUE for a guest whose vCPUs share no LLC in its own view (QEMU's
+    /// default `-smp N`: one socket per vCPU): a wake-up onto another, busy vCPU goes through
+    /// that vCPU's wake list and a reschedule IPI (`guest::resched`). Off by default, so that
+    /// scenarios written before it keep their results.
+    #[serde(default)]
+    pub ttwu_queue: bool,
     /// vCPU that receives device interrupts.
     #[serde(default)]
     pub irq_vcpu: u32,
@@ -442,6 +448,7 @@ impl Default for GuestSpec {
             tick_us: default_tick_us(),
             tickless: true,
             busy_tick: false,
+            ttwu_queue: false,
             irq_vcpu: 0,
             online_vcpus: None,
             paravirt: ParavirtSpec::default(),

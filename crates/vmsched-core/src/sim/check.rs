@@ -56,7 +56,7 @@ impl World {
                     return Err(format!("vcpu {v} is halted while its thread {} has work ({:?}): a lost wake-up", self.threads[t].name, self.threads[t].act));
                 }
             }
-            if !vc.online && (vc.cur.is_some() || !vc.runq.is_empty()) {
+            if !vc.online && (vc.cur.is_some() || !vc.runq.is_empty() || !vc.wake_list.is_empty()) {
                 return Err(format!("offline vcpu {v} holds guest threads"));
             }
             if let Some(at) = vc.exec_timer.armed_at() {
@@ -64,7 +64,7 @@ impl World {
                     return Err(format!("vcpu {v}: execution timer armed in the past"));
                 }
             }
-            for &t in vc.cur.iter().chain(vc.runq.iter()) {
+            for &t in vc.cur.iter().chain(vc.runq.iter()).chain(vc.wake_list.iter().map(|(t, _)| t)) {
                 on_vcpu[t] += 1;
                 if self.threads[t].vcpu != v {
                     return Err(format!("thread {} is on vcpu {v} but records vcpu {}", self.threads[t].name, self.threads[t].vcpu));

@@ -284,6 +284,7 @@ impl Simulation {
                 tick_ns: us_to_ns(vs.guest.tick_us).max(1),
                 tickless: vs.guest.tickless,
                 busy_tick: vs.guest.busy_tick,
+                ttwu_queue: vs.guest.ttwu_queue,
                 irq_vcpu: vs.guest.irq_vcpu,
                 pv: vs.guest.paravirt.clone(),
                 pv_spin_ns: w.topo.cycles_to_ns(vs.guest.paravirt.spin_loops.saturating_mul(vs.guest.paravirt.pause_cycles)),

@@ -109,6 +109,9 @@ pub enum IrqAction {
     Tick,
     /// Reschedule IPI handler: the woken thread preempts the current one (`guest::resched`).
     Resched(ThreadId),
+    /// Reschedule IPI handler of a wake list (`guest.ttwu_queue`): queue the threads on the
+    /// vCPU's wake list (`sched_ttwu_pending`).
+    WakeList(VcpuId),
     Nothing,
 }
 
@@ -126,6 +129,9 @@ pub struct Vcpu {
     pub irq: VecDeque<IrqWork>,
     /// Interrupts that arrived while descheduled; injected at the next dispatch.
     pub pending_irq: Vec<IrqWork>,
+    /// Threads woken onto this vCPU through its wake list (`guest.ttwu_queue`), with how long
+    /// each slept, until its reschedule IPI's handler queues them (`guest::resched`).
+    pub wake_list: Vec<(ThreadId, Option<Ns>)>,
     pub refill_debt_ns: Ns,
     /// Of the refill debt: the page walks (`hv::tlb`) and the cache part's misses to memory,
     /// paid pro rata with it (`World::pay_refill`) (ns).
@@ -209,6 +215,7 @@ impl Vcpu {
             hv_debt_ns: 0,
             irq: VecDeque::new(),
             pending_irq: Vec::new(),
+            wake_list: Vec::new(),
             refill_debt_ns: 0,
             refill_debt_walks_ns: 0.0,
             refill_debt_dram_ns: 0.0,
@@ -508,6 +515,8 @@ pub struct Vm {
     pub tick_ns: Ns,
     pub tickless: bool,
     pub busy_tick: bool,
+    /// Remote wake-ups onto busy vCPUs go through their wake lists (`guest::resched`).
+    pub ttwu_queue: bool,
     pub irq_vcpu: u32,
     pub pv: crate::scenario::ParavirtSpec,
     /// pv spinlock spin budget before halting.

@@ -1681,3 +1681,52 @@ fn a_pv_kick_that_reaches_a_halt_polling_vcpu_is_never_lost() {
         assert!(r.vms.iter().all(|v| v.finished), "seed {seed}: every VM finishes");
     }
 }
+
+/// A 4-vCPU hackbench VM (two groups of 10 senders and 10 receivers over pipes) on 4 pCPUs:
+/// wake-ups between its 40 processes mostly land on busy vCPUs.
+fn hackbench_4vcpu(guest: &str) -> String {
+    format!(
+        r#"name = "hackbench-4"
+seed = 1
+[host]
+sockets = 1
+cores_per_socket = 4
+[hypervisor]
+scheduler = "cfs"
+[[vms]]
+name = "hb"
+vcpus = 4
+guest = {guest}
+[[vms.workloads]]
+kind = "hackbench"
+groups = 2
+fds = 10
+loops = 200
+msg_us = 2.0
+"#
+    )
+}
+
+#[test]
+fn the_wake_list_sends_a_reschedule_ipi_for_wakeups_onto_busy_vcpus() {
+    let off = run_text(&hackbench_4vcpu("{ ttwu_queue = false }"), None);
+    let on = run_text(&hackbench_4vcpu("{ ttwu_queue = true }"), None);
+    assert!(on.vms[0].finished && off.vms[0].finished);
+    assert_eq!(results_json(&off), results_json(&run_text(&hackbench_4vcpu("{}"), None)), "off is the default");
+    let ipi = |r: &Results| r.vms[0].exits["ipi"];
+    // Without the list a wake-up onto a busy vCPU sends an IPI only when it preempts; with it,
+    // every wake-up onto a busy vCPU whose list was empty does.
+    assert!(ipi(&on) > 2 * ipi(&off), "IPI exits: wake list {} against none {}", ipi(&on), ipi(&off));
+    assert_eq!(results_json(&on), results_json(&run_text(&hackbench_4vcpu("{ ttwu_queue = true }"), None)));
+}
+
+#[test]
+fn threads_on_the_wake_list_of_a_vcpu_taken_offline_finish_elsewhere() {
+    let sc = from_toml_str(&hackbench_4vcpu("{ ttwu_queue = true }")).unwrap();
+    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
+    sim.run_until(5 * NS_PER_MS).unwrap();
+    sim.set_vcpu_online(0, 3, false).unwrap();
+    sim.set_vcpu_online(0, 2, false).unwrap();
+    let r = sim.run().unwrap();
+    assert!(r.vms[0].finished, "all threads must finish on the remaining vCPUs");
+}
