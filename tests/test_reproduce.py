@@ -387,3 +387,16 @@ def test_flexcore_runs_on_the_seeds_linux_313_kvm():
         host_313(run.scenario)
     library = vmsched.Scenario.from_file(str(Path(vmsched.scenarios_dir()) / "flexcore-sync-heavy-2vm.toml"))
     host_313(library.to_dict())
+
+
+def test_flexcore_guests_wake_remote_threads_through_linux_313s_wake_list():
+    """Seed 000's guests are Linux 3.13.3 under QEMU 1.7.0 (§4.1), which presented no virtual
+    L3 (QEMU 2.8 commit 14c985cffa): no two vCPUs share a cache in the guest's view, so remote
+    wake-ups go through the wake list (guest.ttwu_queue). Every VM of every run of the four
+    reproductions has it, as the scenario parser reads it."""
+    import vmsched
+    from vmsched.reproduce import flexcore
+
+    for run in (run for rep in flexcore.REPRODUCTIONS for run in rep.runs(True)):
+        parsed = vmsched.Scenario.from_dict(run.scenario).to_dict()
+        assert all(vm["guest"]["ttwu_queue"] is True for vm in parsed["vms"]), run.label
