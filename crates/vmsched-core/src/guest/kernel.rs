@@ -886,6 +886,11 @@ impl World {
         for w in irqs {
             self.irq_dropped(vm, w);
         }
+        // A wake list whose reschedule IPI is still on its way (`phys_ipi_ns`) goes now; the
+        // IPI will find it empty.
+        for (t, _) in std::mem::take(&mut self.vcpus[v].wake_list) {
+            self.wake_thread(t, None);
+        }
         self.hotplug_offline_done(vm, v);
     }
 
