@@ -129,6 +129,7 @@ def test_arena_prints_a_ranked_table_per_scenario_and_writes_the_report(small_ar
     for cells in data.values():
         assert sorted(c["contender"] for c in cells) == ["cfs", "credit", "my-credit2"]
     assert {c["contender"]: c["rank"] for c in data["fairness"]} == {"cfs": 1, "credit": 2, "my-credit2": 3}
+    assert json.loads((out / "arena-run.json").read_text()) == {"overrides": []}
     # Each cell names the metric it was ranked by (`vmsched compare` reads it).
     assert {c["primary"] for c in data["tiny"]} == {"spin_pct"}
     assert {c["primary"] for c in data["fairness"]} == {"lag_pct"}

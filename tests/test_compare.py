@@ -131,8 +131,16 @@ def test_the_cli_compares_two_arena_outputs_and_refuses_a_mixed_pair(cli, tmp_pa
     r = cli("compare", "a", "b")
     assert r.code == 0, r
     assert "2 results moved" in r.out and "2 -> 1" in r.out and "-60.00 %" in r.out
-    assert "0 beyond the seeds' scatter" in r.out
+    assert "0 beyond the seeds' scatter" in r.out and "--set" not in r.out
     assert "overall (mean rank" in r.out
+    # A side run with --set says so (its arena-run.json, beside arena.json).
+    (tmp_path / "b" / "arena-run.json").write_text(json.dumps({"overrides": ["x.y=1: 3 of 3 runs"]}))
+    r = cli("compare", "a", "b")
+    assert r.code == 0 and "the new side ran with --set x.y=1: 3 of 3 runs" in r.out, r
+    (tmp_path / "b" / "arena-run.json").write_text(json.dumps({"overrides": "x"}))
+    r = cli("compare", "a", "b")
+    assert r.code == 2 and "arena-run.json" in r.err and "Traceback" not in r.err
+    (tmp_path / "b" / "arena-run.json").unlink()
     (tmp_path / "rep").mkdir()
     (tmp_path / "rep" / "outcomes.json").write_text(json.dumps(_outcomes()))
     r = cli("compare", "a", "rep")

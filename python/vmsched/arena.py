@@ -432,6 +432,8 @@ def write_report(scenarios: Sequence[ArenaScenario], contenders: Sequence[Conten
     atomic_write(out / "report.html", HTML_PAGE.replace("%TITLE%", "vmsched arena").replace("%BODY%", "\n".join(body)))
     atomic_write(out / "arena.json", json.dumps(
         {name: [c.__dict__ for c in cells] for name, cells in table.items()}, indent=2, sort_keys=True) + "\n")
+    # How the suite was run, beside the numbers (`vmsched compare` notes --set on either side).
+    atomic_write(out / "arena-run.json", json.dumps({"overrides": list(overrides)}, indent=2) + "\n")
     return out / "report.html"
 
 

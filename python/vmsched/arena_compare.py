@@ -9,7 +9,8 @@ per scenario, every contender whose primary metric moved by more than ``min_chan
 beyond the seeds' scatter (more than ``NOISE_SE`` standard errors of the difference, the test
 the arena ranks by): with three seeds a tail latency can move by half and a rank by several
 places between two runs that differ only in noise. Mean ranks are taken over the scenarios both
-sides ran. It reads the files only; it runs nothing.
+sides ran. A side run with ``--set`` (its ``arena-run.json``) is noted. It reads the files only;
+it runs nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from .arena import COLUMNS, NOISE_SE
 from .reproduce.compare import CompareError, read_output
@@ -46,6 +47,20 @@ def load(path: str | Path) -> dict[str, list[dict]]:
                                    f"primary metric (written by an older vmsched? run the arena "
                                    f"again)")
     return data
+
+
+def overrides_of(path: str | Path) -> list[str]:
+    """Where each ``--set`` of the run landed, from the ``arena-run.json`` beside its
+    ``arena.json`` (empty when there is none: none was set, or an older vmsched wrote it)."""
+    p = Path(path)
+    f = (p if p.is_dir() else p.parent) / "arena-run.json"
+    if not f.is_file():
+        return []
+    _, data = read_output(f, "arena-run.json", "arena")
+    got = data.get("overrides") if isinstance(data, dict) else None
+    if not isinstance(got, list) or not all(isinstance(x, str) for x in got):
+        raise CompareError(f"{f}: 'overrides' must be a list of strings")
+    return got
 
 
 @dataclass
@@ -101,13 +116,18 @@ def _mean_ranks(data: Mapping[str, list[dict]], scenarios: list[str]) -> dict[st
 
 
 def compare(old: Mapping[str, list[dict]], new: Mapping[str, list[dict]],
-            min_change: float = 0.0) -> ArenaComparison:
+            min_change: float = 0.0, old_overrides: Sequence[str] = (),
+            new_overrides: Sequence[str] = ()) -> ArenaComparison:
     """What moved from ``old`` to ``new`` (two loaded ``arena.json``). A contender is listed
     under a scenario when its rank changed or its primary metric moved by more than
-    ``min_change`` (relative; 0: any change at all)."""
+    ``min_change`` (relative; 0: any change at all). ``*_overrides``: each side's ``--set``
+    (:func:`overrides_of`), noted."""
     if min_change < 0 or not math.isfinite(min_change):
         raise CompareError(f"min_change must be a finite fraction >= 0, got {min_change}")
     c = ArenaComparison()
+    for side, ov in (("old", old_overrides), ("new", new_overrides)):
+        if ov:
+            c.notes.append(f"the {side} side ran with --set {'; '.join(ov)}")
     both = [s for s in old if s in new]
     c.only_old += [f"scenario {s}" for s in old if s not in new]
     c.only_new += [f"scenario {s}" for s in new if s not in old]

@@ -519,8 +519,13 @@ def cmd_compare(a: argparse.Namespace) -> int:
         arena_side, other = (a.old, a.new) if kinds[0] else (a.new, a.old)
         raise CompareError(f"{arena_side} is a vmsched arena output and {other} is not: compare "
                            f"two arena outputs or two reproduce outputs")
-    m = arena_compare if kinds[0] else compare
-    c = m.compare(m.load(a.old), m.load(a.new), a.min_change / 100.0)
+    if kinds[0]:
+        m = arena_compare
+        c = m.compare(m.load(a.old), m.load(a.new), a.min_change / 100.0,
+                      m.overrides_of(a.old), m.overrides_of(a.new))
+    else:
+        m = compare
+        c = m.compare(m.load(a.old), m.load(a.new), a.min_change / 100.0)
     for line in m.lines(c, format_table):
         print(line)
     return 0
