@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from .arena import COLUMNS, NOISE_SE
+from .arena import COLUMNS, NOISE_SE, fmt
 from .reproduce.compare import CompareError, read_output
 
 
@@ -156,21 +156,16 @@ def compare(old: Mapping[str, list[dict]], new: Mapping[str, list[dict]],
     return c
 
 
-def _num(v: Optional[float]) -> str:
-    if v is None:
-        return "—"
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
-
-
 def lines(c: ArenaComparison, table) -> list[str]:
     """The comparison as text; ``table(headers, rows)`` formats a table (the CLI's)."""
     out = ["overall (mean rank over the scenarios both sides ran):",
            table(["contender", "old", "new", "change"],
-                 [[k, _num(o), _num(n), "—" if o is None or n is None else f"{n - o:+.2f}"]
+                 [[k, "—" if o is None else f"{o:.2f}", "—" if n is None else f"{n:.2f}",
+                   "—" if o is None or n is None else f"{n - o:+.2f}"]
                   for k, (o, n) in c.overall.items()])]
     out += [f"note: {n}" for n in c.notes]
     if c.moved:
-        rows = [[m.scenario, m.contender, COLUMNS[m.metric][0], _num(m.old), _num(m.new),
+        rows = [[m.scenario, m.contender, COLUMNS[m.metric][0], fmt(m.old), fmt(m.new),
                  "—" if m.change is None else f"{100 * m.change:+.2f} %",
                  str(m.old_rank) + ("" if m.old_rank == m.new_rank else f" -> {m.new_rank}"),
                  {None: "—", True: "beyond", False: "within"}[m.beyond_scatter]]

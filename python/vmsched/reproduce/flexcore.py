@@ -104,14 +104,14 @@ COMPUTE_US = 200.0
 #: (session 23) its run lasts about as long as the seed's rate and count imply.
 COMPUTE_FITTED = ("swaptions",)
 LOCKS_PER_ITERATION = 2
+LOCKS = 2
+BARRIER_EVERY = 50
+BARRIER_SPIN_US = 50.0
 #: The seed's guests wake remote threads through the wake list (Linux 3.13 under QEMU 1.7, no
 #: virtual L3: ``scenario`` and docs/model.md §2.3); since session 37 (calibration.toml, the
 #: session 37 record; the fitted baselines do not move: one thread per vCPU wakes onto idle
 #: vCPUs, which keep the direct path).
 GUEST_TTWU_QUEUE = True
-LOCKS = 2
-BARRIER_EVERY = 50
-BARRIER_SPIN_US = 50.0
 #: dedup's kernel locks (seed 000 §4.2): the process' address space ("spinlocks are used to
 #: ensure exclusive access to the process' address space") and the disk I/O path ("read and
 #: write massive amounts of disk data, which involves a large number of synchronization

@@ -730,11 +730,7 @@ impl World {
             IrqAction::IoDone(t) => self.wake_thread(t, None),
             IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
             IrqAction::RequestRx(port) => self.request_received(vm, port, w.sent_at, None),
-            IrqAction::WakeList(u) => {
-                for (t, _) in std::mem::take(&mut self.vcpus[u].wake_list) {
-                    self.wake_thread(t, None);
-                }
-            }
+            IrqAction::WakeList(u) => self.hand_on_wake_list(u),
             IrqAction::Resched(_) | IrqAction::Nothing | IrqAction::Tick => {}
         }
     }
@@ -888,9 +884,7 @@ impl World {
         }
         // A wake list whose reschedule IPI is still on its way (`phys_ipi_ns`) goes now; the
         // IPI will find it empty.
-        for (t, _) in std::mem::take(&mut self.vcpus[v].wake_list) {
-            self.wake_thread(t, None);
-        }
+        self.hand_on_wake_list(v);
         self.hotplug_offline_done(vm, v);
     }
 

@@ -72,9 +72,7 @@ impl World {
             return;
         }
         let Some(slept) = slept_ns else { return };
-        let vm = self.vcpus[u].vm;
-        let online = self.vms[vm].vcpus.iter().filter(|&&x| self.vcpus[x].online).count();
-        if slept <= wakeup_granularity_ns(online) {
+        if slept <= self.wakeup_granularity_on(u) {
             return;
         }
         self.charge_exit(waker, ExitReason::Ipi);
@@ -103,9 +101,7 @@ impl World {
     /// preempts the current thread.
     pub(crate) fn sched_ttwu_pending(&mut self, u: VcpuId) {
         let list = std::mem::take(&mut self.vcpus[u].wake_list);
-        let vm = self.vcpus[u].vm;
-        let online = self.vms[vm].vcpus.iter().filter(|&&x| self.vcpus[x].online).count();
-        let gran = wakeup_granularity_ns(online);
+        let gran = self.wakeup_granularity_on(u);
         let mut preempting = None;
         for (t, slept) in list {
             self.vcpus[u].runq.push_back(t);
@@ -119,6 +115,19 @@ impl World {
         if let Some(t) = preempting {
             self.resched_ipi(u, t);
         }
+    }
+
+    /// Threads on vCPU `u`'s wake list go to the other vCPUs (`u` went or is going offline).
+    pub(crate) fn hand_on_wake_list(&mut self, u: VcpuId) {
+        for (t, _) in std::mem::take(&mut self.vcpus[u].wake_list) {
+            self.wake_thread(t, None);
+        }
+    }
+
+    /// The wakeup granularity of vCPU `u`'s guest, scaled by its online vCPUs.
+    fn wakeup_granularity_on(&self, u: VcpuId) -> Ns {
+        let vm = self.vcpus[u].vm;
+        wakeup_granularity_ns(self.vms[vm].vcpus.iter().filter(|&&x| self.vcpus[x].online).count())
     }
 
     /// `scheduler_ipi` on vCPU `u` for woken thread `t`: switch to `t` if it still waits there.

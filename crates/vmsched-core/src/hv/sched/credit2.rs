@@ -221,15 +221,16 @@ pub struct Credit2 {
     doms: Vec<Dom>,
     /// While `do_schedule(p)` re-queues its previous unit, pCPU p counts as running this.
     cur_override: Option<(PcpuId, Option<VcpuId>)>,
-    resets: u64,
-    migrations_between_runqueues: u64,
     stats: Stats,
 }
 
-/// Xen's credit2 perf counters (`SCHED_STAT_CRANK`, read with `xenperf`), by their Xen names.
+/// Xen's credit2 perf counters (`SCHED_STAT_CRANK`, read with `xenperf`), by their Xen names,
+/// and the units `balance_load` moved between runqueues.
 #[derive(Debug, Clone, Default)]
 struct Stats {
     schedule: u64,
+    credit_reset: u64,
+    migrations_between_runqueues: u64,
     migrate_resisted: u64,
     deferred_to_tickled_cpu: u64,
     migrated: u64,
@@ -264,8 +265,6 @@ impl Credit2 {
             tickled: Vec::new(),
             doms: Vec::new(),
             cur_override: None,
-            resets: 0,
-            migrations_between_runqueues: 0,
             stats: Stats::default(),
         })
     }
@@ -456,7 +455,7 @@ impl Credit2 {
             u.credit = after_reset(u.credit, reset);
             u.start_ns = now;
         }
-        self.resets += 1;
+        self.stats.credit_reset += 1;
     }
 
     /// Whether `v` may run on some pCPU of runqueue `rq` (`unit_is_migrateable` without the flag).
@@ -485,7 +484,7 @@ impl Credit2 {
         u.rq = t;
         u.cpu = cpu;
         u.tickled_cpu = None;
-        self.migrations_between_runqueues += 1;
+        self.stats.migrations_between_runqueues += 1;
         if was_runnable {
             self.set_runnable(v, true, now);
         }
@@ -683,11 +682,6 @@ impl Credit2 {
         }
         view.arm(vm as u64, view.now + self.cap_period_ns);
     }
-
-    /// Number of credit resets so far (for tests and diagnostics).
-    pub fn resets(&self) -> u64 {
-        self.resets
-    }
 }
 
 impl HvScheduler for Credit2 {
@@ -699,14 +693,14 @@ impl HvScheduler for Credit2 {
         let s = &self.stats;
         vec![
             ("credit2_schedule", s.schedule),
-            ("credit2_credit_reset", self.resets),
+            ("credit2_credit_reset", s.credit_reset),
             ("credit2_migrated", s.migrated),
             ("credit2_migrate_resisted", s.migrate_resisted),
             ("credit2_deferred_to_tickled_cpu", s.deferred_to_tickled_cpu),
             ("credit2_tickled_idle_cpu", s.tickled_idle_cpu),
             ("credit2_tickled_busy_cpu", s.tickled_busy_cpu),
             ("credit2_tickled_no_cpu", s.tickled_no_cpu),
-            ("credit2_migrate_between_runqueues", self.migrations_between_runqueues),
+            ("credit2_migrate_between_runqueues", s.migrations_between_runqueues),
         ]
     }
 
