@@ -400,3 +400,25 @@ def test_flexcore_guests_wake_remote_threads_through_linux_313s_wake_list():
     for run in (run for rep in flexcore.REPRODUCTIONS for run in rep.runs(True)):
         parsed = vmsched.Scenario.from_dict(run.scenario).to_dict()
         assert all(vm["guest"]["ttwu_queue"] is True for vm in parsed["vms"]), run.label
+
+
+def test_vmkit_guests_tick_eight_times_too_slowly_and_native_rows_keep_the_defaults():
+    """Seed 004 §6.3 "Timer Issues": VMkit delivers the guest's 10 ms tick every 80 ms, so the
+    guest's tick-driven slice and periodic balance stretch eightfold in every VMkit run
+    (vmkit.SLOW_TIMER_FACTOR); the native rows run on the hardware's timer."""
+    import vmsched
+    from vmsched.reproduce import vmkit
+    from vmsched.reproduce.core import guest_default_options
+
+    d = guest_default_options()
+    kinds = set()
+    for rep in vmkit.REPRODUCTIONS:
+        for run in rep.runs(True):
+            parsed = vmsched.Scenario.from_dict(run.scenario).to_dict()
+            native = parsed["host"]["costs"]["world_switch_ns"] == 0
+            k = 1 if native else vmkit.SLOW_TIMER_FACTOR
+            guest = parsed["vms"][0]["guest"]
+            assert guest["slice_us"] == k * d["slice_us"], run.label
+            assert guest["balance_interval_us"] == k * d["balance_interval_us"], run.label
+            kinds.add(native)
+    assert vmkit.SLOW_TIMER_FACTOR == 8 and kinds == {True, False}

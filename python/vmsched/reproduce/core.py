@@ -37,6 +37,16 @@ def host_default_costs() -> dict[str, Any]:
     return dict(Scenario.from_dict(sc).to_dict()["host"]["costs"])
 
 
+@functools.lru_cache(maxsize=1)
+def guest_default_options() -> dict[str, Any]:
+    """The guest model's default options (scenario ``vms[].guest``; docs/scenarios.md gives
+    each one), as a VM that sets none of them gets them."""
+    from ..scenario import Scenario
+
+    sc = {"host": {"cores_per_socket": 1}, "vms": [{"vcpus": 1, "workloads": [{"kind": "rambench"}]}]}
+    return dict(Scenario.from_dict(sc).to_dict()["vms"][0]["guest"])
+
+
 #: Every Xen host of the reproductions switches context lazily, as Xen does (docs/policies.md
 #: ## lazy_context_switch, hv/lazy_switch.rs): ``context_switch`` in xen/arch/x86/domain.c runs
 #: ``__context_switch`` (save the state of ``per_cpu(curr_vcpu, cpu)``, load the next vCPU's,

@@ -32,7 +32,9 @@ costs are the host model's defaults) on every exit; the native rows pay no hyper
 No run takes pause-loop exits: VMkit's VMM does not intercept PAUSE (Barrelfish's
 usr/vmkitmon/guest.c, whose VMCB setup the thesis's VMkit inherits, §3.4, intercepts every
 instruction but a few and clears the PAUSE intercept), and native Linux takes no exits (until
-session 28 the runs took the scenario default, PLE on).
+session 28 the runs took the scenario default, PLE on). The VMkit runs' guests get their
+timer ticks eight times too slowly, as the seed's did (§6.3 "Timer Issues"), so their slice and
+periodic balance stretch by that factor (``SLOW_TIMER_FACTOR``, since session 38).
 A virtual IPI between vCPUs on different sockets pays the extra latency of its message and, for
 a TLB shootdown, of the flush state (``hv/xsocket.rs``; ``CROSS_SOCKET_TRANSFER_CYCLES``, from
 the Multikernel paper's measurements on the seed's processor): Table 9's cross-node placement
@@ -49,7 +51,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .calibration import fitted
-from .core import Claim, Quantity, Reproduction, Run, host_default_costs
+from .core import Claim, Quantity, Reproduction, Run, guest_default_options, host_default_costs
 
 S004 = "004_3bece153636bca8a.txt"
 
@@ -102,6 +104,27 @@ CROSS_SOCKET_TRANSFER_CYCLES = 558 - 448
 NO_SLICE_END_MS = 1000.0
 
 
+#: VMkit's slow guest timer (seed 004 §6.3 "Timer Issues"): VMkit emulates the guest's timer with
+#: Barrelfish deferred events, which fire no more often than the 80 ms kernel time slice, while
+#: "Linux sets the timer to fire each 10ms. Hence, the provided interrupts occur eight times too
+#: slow ... preempting the running application can only happen each 80ms instead of 10ms" (and
+#: §7.1: no reliable time source inside the VM). The guest's tick-driven periods stretch by this
+#: factor in every VMkit run: its slice (2.6.32 enforces it at the tick, ``entity_tick`` →
+#: ``check_preempt_tick``; wake-up preemption does not wait for a tick) and its periodic load
+#: balance (``trigger_load_balance`` from ``scheduler_tick``, its interval in jiffies, which
+#: advance with the ticks). The native rows keep the guest defaults. The tick's own exit is
+#: not added: it falls on the 80 ms boundary at which the VMM already polls (``hv/vipi.rs``).
+#: Adopted in session 38 by rule G (calibration.toml, the vmkit session 38 record).
+SLOW_TIMER_FACTOR = 80 // 10
+
+
+def vmkit_guest() -> dict[str, float]:
+    """The guest options of every VMkit run: the defaults' tick-driven periods stretched by
+    ``SLOW_TIMER_FACTOR``."""
+    d = guest_default_options()
+    return {k: SLOW_TIMER_FACTOR * float(d[k]) for k in ("slice_us", "balance_interval_us")}
+
+
 def host(native: bool = False) -> dict:
     """The seed's host. Queue operations on state last written by another pCPU pay the
     cross-core transfer fitted to native Table 3 (``guest/channel.rs``); a virtual IPI between
@@ -133,8 +156,10 @@ def vm_scenario(name: str, workload: Mapping[str, Any], pin: list[int],
         hv["vipi_delivery"] = vipi_delivery
     vm: dict[str, Any] = {"name": "vmkit", "vcpus": len(pin), "pin": list(pin), "memory_node": 0,
                           "workloads": [dict(workload)]}
-    if guest:
-        vm["guest"] = dict(guest)
+    g = {} if native else vmkit_guest()
+    g.update(guest or {})
+    if g:
+        vm["guest"] = g
     return {"name": name, "seed": 1, "host": h, "hypervisor": hv, "vms": [vm]}
 
 

@@ -51,7 +51,8 @@
 //!
 //! Leaves out: the cost of the polling loop itself, the host timer interrupt's exit when no
 //! message waits (one exit per 80 ms), Barrelfish's slow guest timer (§6.3 "Timer Issues":
-//! the guest's 10 ms tick arrives every 80 ms; set `busy_tick` with `tick_us = 80000`), a
+//! the guest's 10 ms tick arrives every 80 ms; set `busy_tick` with `tick_us = 80000`, or
+//! stretch the guest's tick-driven slice and balance as `reproduce/vmkit.py` does), a
 //! physical-IPI latency that depends on the NUMA distance (`hv::xsocket` charges the message's
 //! line across sockets, not the interrupt itself).
 
