@@ -28,23 +28,24 @@ TOLERANCE_ANALYTIC = 0.05
 
 
 @functools.lru_cache(maxsize=1)
+def _defaults() -> dict[str, Any]:
+    """A scenario that sets nothing it can leave out, as the scenario parser fills it in."""
+    from ..scenario import Scenario
+
+    sc = {"host": {"cores_per_socket": 1}, "vms": [{"vcpus": 1, "workloads": [{"kind": "rambench"}]}]}
+    return Scenario.from_dict(sc).to_dict()
+
+
 def host_default_costs() -> dict[str, Any]:
     """The host model's default costs (host/mod.rs ``CostParams``; docs/model.md gives each
     one's source), as a scenario that sets none of them gets them."""
-    from ..scenario import Scenario
-
-    sc = {"host": {"cores_per_socket": 1}, "vms": [{"vcpus": 1, "workloads": [{"kind": "rambench"}]}]}
-    return dict(Scenario.from_dict(sc).to_dict()["host"]["costs"])
+    return dict(_defaults()["host"]["costs"])
 
 
-@functools.lru_cache(maxsize=1)
 def guest_default_options() -> dict[str, Any]:
     """The guest model's default options (scenario ``vms[].guest``; docs/scenarios.md gives
     each one), as a VM that sets none of them gets them."""
-    from ..scenario import Scenario
-
-    sc = {"host": {"cores_per_socket": 1}, "vms": [{"vcpus": 1, "workloads": [{"kind": "rambench"}]}]}
-    return dict(Scenario.from_dict(sc).to_dict()["vms"][0]["guest"])
+    return dict(_defaults()["vms"][0]["guest"])
 
 
 #: Every Xen host of the reproductions switches context lazily, as Xen does (docs/policies.md
