@@ -541,7 +541,6 @@ def response_ms(r: Mapping[str, Any], lab: str) -> float:
 
 
 @over_seeds
-@over_seeds
 def switching_cpu_pct(r: Mapping[str, Any], lab: str) -> float:
     """Table 1's context-switching share of the CPU: full switches times the world switch's
     cost plus lazy switches times the scheduler call's (the stated costs, at the reference
