@@ -479,15 +479,21 @@ impl World {
     pub(crate) fn schedule(&mut self, p: PcpuId, why: Reason) {
         let prev = self.pcpus[p].cur;
         let mut why = why;
+        let mut poll_ended = false;
         if let Some(v) = prev {
             self.advance(v);
             if self.halt_poll_interrupted(v) {
-                why = Reason::Block;
+                // The halt-polling vCPU blocks. A call made to run tasklets in the idle vCPU
+                // (`hv::tasklet`) stays one: the tasklets start on this pCPU when it returns.
+                poll_ended = true;
+                if why != Reason::Tasklet {
+                    why = Reason::Block;
+                }
                 self.arm_idle_tick(v);
             }
             self.sync_facts(v);
         }
-        let prev_runnable = prev.map_or(false, |v| self.vcpus[v].online && why != Reason::Block);
+        let prev_runnable = prev.map_or(false, |v| self.vcpus[v].online && why != Reason::Block && !poll_ended);
         // The VM exit this call is handled in (as `hv::sched::switch_causes` counts the
         // switch): HLT for a block, PAUSE for a yield, an external interrupt (device
         // interrupt, timer, event-check IPI) for anything else on a pCPU that runs a vCPU or
