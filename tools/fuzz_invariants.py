@@ -32,7 +32,8 @@ from vmsched import _core  # noqa: E402
 from vmsched.errors import ScenarioError  # noqa: E402
 from vmsched.scenario import Scenario  # noqa: E402
 
-SCHEDULERS = ("credit", "credit2", "dp", "flex", "cfs", "rr", "gang", "relaxed_cosched", "balance")
+#: Every scheduler in the catalogue (`vmsched list`), so a new one is fuzzed as soon as it is added.
+SCHEDULERS = tuple(s["name"] for s in json.loads(_core.catalog_json())["schedulers"])
 
 
 def scenario_files() -> list[Path]:
