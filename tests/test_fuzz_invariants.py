@@ -1,7 +1,7 @@
 """The invariant checker over perturbed built-in scenarios (tools/fuzz_invariants.py): every
-scheduler, random host sizes, vCPU counts, guest and hypervisor options and controllers. The
-campaigns below include cases that failed before session 38's fix of halt polling under credit's
-idle-vCPU tasklets (seed 4 had four, seed 3 two)."""
+scheduler and arena contender, random host sizes, vCPU counts, guest and hypervisor options and
+controllers. The campaigns below include cases that failed before session 38's fix of halt polling
+under credit's idle-vCPU tasklets (two each in seeds 9 and 15)."""
 
 import importlib.util
 import json
@@ -22,7 +22,7 @@ def fuzz():
     return mod
 
 
-@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("seed", [9, 15])
 def test_perturbed_builtin_scenarios_keep_every_invariant(fuzz, seed, tmp_path):
     r = fuzz.campaign(seed, 200, [50, 200, 500], tmp_path)
     assert r["failures"] == [], r["failures"][:3]

@@ -1,6 +1,7 @@
 """Fuzz the simulator's invariants: the built-in scenarios (scenarios/*.toml, scenarios/arena/)
-under every scheduler, each case perturbed at random (host size, vCPU counts, guest options,
-hypervisor options, a controller), run with the invariant checker after every event.
+under every scheduler or arena contender, each case perturbed at random (host size, vCPU counts,
+guest options, hypervisor options, a controller), run with the invariant checker after every
+event.
 
 A case the scenario parser refuses is fine (the error names the field; counted as invalid). A
 case that raises anything else is a failure: an invariant violation or an internal error, with
@@ -29,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
 from vmsched import _core  # noqa: E402
+from vmsched.arena import CONTENDERS  # noqa: E402
 from vmsched.errors import ScenarioError  # noqa: E402
 from vmsched.scenario import Scenario  # noqa: E402
 
@@ -106,6 +108,10 @@ def campaign(seed: int, cases: int, durations_ms: list[int], out: Path | None = 
         f = rng.choice(files)
         scheduler = rng.choice(SCHEDULERS)
         d = copy.deepcopy(Scenario.load(f).to_dict())
+        if rng.random() < 0.3:
+            # One of the arena's contenders: a whole hypervisor configuration as users run it.
+            contender = rng.choice(CONTENDERS)
+            d, scheduler = contender.apply(d), contender.scheduler
         d["duration_ms"] = rng.choice(durations_ms)
         perturb(d, rng, scheduler)
         sim_seed = rng.randint(1, 1000)

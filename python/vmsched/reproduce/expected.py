@@ -1020,8 +1020,9 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "periods by the seed's factor 8 (vmkit.py SLOW_TIMER_FACTOR, rule G, calibration.toml "
                 "vmkit session 38 record); scratch runs with one of the two stretched at a time "
                 "(same command): the slice alone gives 1.39 and 1.38 (holds), the balance interval "
-                "alone 1.41 and 1.42: an imbalance between the vCPUs outlasts a background slice "
-                "longer when the guest balances every 32 ms instead of 4. The seed's runs vary by "
+                "alone 1.41 and 1.42: most likely an imbalance between the vCPUs outlasts a background "
+                "slice longer when the guest balances every 32 ms instead of 4 (a reading, not "
+                "traced). The seed's runs vary by "
                 "0.09-0.11 s (about 12 %) around its 1.26-1.29, and it gives no cause for them "
                 "being smaller than the CPU time lost (§7.5.2: 'We do not have an explanation for "
                 "the small slow down')"),
