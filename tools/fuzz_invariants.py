@@ -149,8 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--durations-ms: expected comma-separated whole milliseconds, got {a.durations_ms!r}")
     r = campaign(a.seed, a.cases, durations, a.out)
     for f in r["failures"]:
-        print(f"FAIL case {f['case']}: {f['file']} under {f['scheduler']}, seed {f['seed']}: {f['error']}"
-              + (f" (scenario: {f['scenario']})" if "scenario" in f else ""))
+        print(f"FAIL case {f['case']}: {f['file']} under {f['scheduler']}, seed {f['seed']}: {f['error']}")
+        if "scenario" in f:
+            print(f"  replay: vmsched run {f['scenario']} --scheduler {f['scheduler']} --seed {f['seed']} --check")
     print(f"{r['cases']} cases: {r['ran']} ran, {r['invalid']} refused by the parser, {len(r['failures'])} failed")
     return 1 if r["failures"] else 0
 
