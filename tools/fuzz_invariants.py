@@ -102,12 +102,13 @@ def campaign(seed: int, cases: int, durations_ms: list[int], out: Path | None = 
     """Run ``cases`` perturbed cases; returns counts and the failures (file, scheduler, seed,
     message, and the scenario where ``out`` is given)."""
     rng = random.Random(seed)
-    files = scenario_files()
+    parsed = {f: Scenario.load(f).to_dict() for f in scenario_files()}
+    files = list(parsed)
     ran, invalid, failures = 0, 0, []
     for i in range(cases):
         f = rng.choice(files)
         scheduler = rng.choice(SCHEDULERS)
-        d = copy.deepcopy(Scenario.load(f).to_dict())
+        d = copy.deepcopy(parsed[f])
         if rng.random() < 0.3:
             # One of the arena's contenders: a whole hypervisor configuration as users run it.
             contender = rng.choice(CONTENDERS)
