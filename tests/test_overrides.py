@@ -20,6 +20,12 @@ def test_values_are_toml_and_anything_else_is_a_bare_string():
     assert parse(" a.b = 3 ").path == ("a", "b")
 
 
+def test_a_field_path_as_errors_print_it_can_be_pasted_into_set():
+    assert parse("vms[0].vcpus=4").path == ("vms", "0", "vcpus")
+    assert parse("vms[*].guest.slice_us=3000").path == ("vms", "*", "guest", "slice_us")
+    assert parse("vms[1].workloads[0].threads=2").path == ("vms", "1", "workloads", "0", "threads")
+
+
 @pytest.mark.parametrize("text,needle", [
     ("noequals", "expected KEY=VALUE"),
     ("=3", "expected KEY=VALUE"),

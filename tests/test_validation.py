@@ -124,3 +124,22 @@ def test_scenario_error_pickles():
     e = vmsched.ScenarioError("vms[1].vcpus", "must be ≥ 1")
     e2 = pickle.loads(pickle.dumps(e))
     assert (e2.path, e2.reason, str(e2)) == (e.path, e.reason, str(e))
+
+
+@pytest.mark.parametrize("bad,path,needle", [
+    (float("nan"), "vms[0].guest.slice_us", "finite"),
+    (float("inf"), "vms[0].guest.slice_us", "finite"),
+    (object(), "vms[0].guest.slice_us", "not allowed"),
+])
+def test_a_value_json_cannot_hold_is_named_by_its_field(bad, path, needle):
+    d = {"host": {"cores_per_socket": 2}, "vms": [{"vcpus": 1, "guest": {"slice_us": bad}, "workloads": [{"kind": "hog"}]}]}
+    with pytest.raises(vmsched.ScenarioError) as ei:
+        vmsched.Scenario.from_dict(d)
+    assert ei.value.path == path and needle in ei.value.reason, ei.value
+
+
+def test_a_wrong_field_inside_a_workload_table_is_named_by_its_path():
+    d = {"host": {"cores_per_socket": 2}, "vms": [{"vcpus": 1, "workloads": [{"kind": "parallel", "threads": "2"}]}]}
+    with pytest.raises(vmsched.ScenarioError) as ei:
+        vmsched.Scenario.from_dict(d)
+    assert ei.value.path == "vms[0].workloads[0].threads", ei.value

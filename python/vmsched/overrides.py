@@ -2,7 +2,8 @@
 
 ``KEY`` is a dotted path into the scenario schema (docs/model.md), e.g.
 ``hypervisor.params.tslice_ms`` or ``controller.params.ratio``; a list is entered by index
-(``vms.0.vcpus``) or, for every element, by ``*`` (``vms.*.vcpus``). ``VALUE`` is a TOML
+(``vms.0.vcpus``, or ``vms[0].vcpus`` as errors name a field) or, for every element, by ``*``
+(``vms.*.vcpus``). ``VALUE`` is a TOML
 value (``0.9``, ``true``, ``"credit2"``, ``[1, 2]``, ``{ enabled = false }``); anything that
 does not parse as one is taken as a bare string, so ``hypervisor.scheduler=credit2`` works.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -60,6 +62,8 @@ def parse(text: str) -> Override:
     if not sep or not key:
         raise OverrideError(f"--set {text!r}: expected KEY=VALUE, e.g. "
                             f"hypervisor.params.tslice_ms=10")
+    # `vms[0].vcpus`, as scenario errors name a field, is `vms.0.vcpus`.
+    key = re.sub(r"\[\s*(\d+|\*)\s*\]", r".\1", key).lstrip(".")
     path = tuple(s.strip() for s in key.split("."))
     if any(not s for s in path):
         raise OverrideError(f"--set {text!r}: empty segment in the key {key!r}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Mapping, Union
@@ -64,6 +65,33 @@ def _json_default(o: Any) -> Any:
     if isinstance(o, os.PathLike):
         return os.fspath(o)
     raise TypeError(f"value {o!r} of type {type(o).__name__} is not allowed in a scenario")
+
+
+def _unserialisable(node: Any, path: str = "") -> tuple[str, str] | None:
+    """The path (``vms[1].guest.tick_us``, as the core names fields) and reason of the first value
+    a scenario cannot hold: a NaN or infinite number, a non-string key, an unsupported type."""
+    if isinstance(node, float):
+        return None if math.isfinite(node) else (path, f"must be a finite number, got {node}")
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            if not isinstance(k, str):
+                return (path, f"keys must be strings, got {k!r}")
+            bad = _unserialisable(v, f"{path}.{k}" if path else k)
+            if bad:
+                return bad
+        return None
+    if isinstance(node, (list, tuple)):
+        for i, v in enumerate(node):
+            bad = _unserialisable(v, f"{path}[{i}]")
+            if bad:
+                return bad
+        return None
+    if node is None or isinstance(node, (str, int, bool)):
+        return None
+    try:
+        return _unserialisable(_json_default(node), path)
+    except TypeError as e:
+        return (path, str(e))
 
 
 def _toml_syntax_reason(text: str) -> str | None:
@@ -122,6 +150,9 @@ class Scenario:
             return data
         if not isinstance(data, Mapping):
             raise TypeError(f"a scenario must be a dict, got {type(data).__name__}")
+        bad = _unserialisable(data)
+        if bad:
+            raise ScenarioError(*bad)
         try:
             text = json.dumps(data, default=_json_default, allow_nan=False)
         except (TypeError, ValueError) as e:

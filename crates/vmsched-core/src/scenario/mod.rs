@@ -9,6 +9,7 @@
 //! goes through `serde_path_to_error`, so type errors name the field path; `validate` adds the
 //! semantic checks. Defaults and their sources are documented in `docs/model.md`.
 
+mod locate;
 mod validate;
 
 pub use validate::{validate, validate_with, MAX_WEIGHT};
@@ -714,14 +715,14 @@ impl WorkloadSpec {
     }
 }
 
-/// Parse a TOML scenario; errors name the field path.
+/// Parse a TOML scenario; errors name the field path (inside tagged tables too: `locate`).
 pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
     let de = toml::Deserializer::new(text);
     let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
-        let msg = inner.message().to_string();
-        ScenarioError::new(if path == "." { String::new() } else { path }, msg)
+        let msg = e.into_inner().message().to_string();
+        let doc = toml::from_str::<serde_json::Value>(text).ok();
+        scenario_error(path, msg, doc.as_ref())
     })?;
     validate(&sc)?;
     Ok(sc)
@@ -729,21 +730,44 @@ pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
 
 /// Parse a JSON scenario (the Python front end builds these); errors name the field path.
 /// A wrong value is named by its path alone: its line and column in JSON that the front end
-/// serialised would point nowhere the user wrote. Syntax errors keep them.
+/// serialised would point nowhere the user wrote. Syntax errors keep them. A value of the wrong
+/// type for an enum is a syntax error to serde_json's streaming parser ("expected value at line
+/// 1 column N"); read again from the parsed document, it gets a reason ("invalid type: ...").
 pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let sc: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        let mut msg = inner.to_string();
-        if inner.is_data() {
-            let at = format!(" at line {} column {}", inner.line(), inner.column());
-            if let Some(m) = msg.strip_suffix(&at) {
-                msg = m.to_string();
+    let first = serde_path_to_error::deserialize::<_, Scenario>(&mut de);
+    let sc = match first {
+        Ok(sc) => sc,
+        Err(e) => {
+            let doc = serde_json::from_str::<serde_json::Value>(text).ok();
+            if let (false, Some(doc)) = (e.inner().is_data(), doc.as_ref()) {
+                if let Err(again) = serde_path_to_error::deserialize::<_, Scenario>(doc) {
+                    let path = again.path().to_string();
+                    return Err(scenario_error(path, again.into_inner().to_string(), Some(doc)));
+                }
             }
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let mut msg = inner.to_string();
+            if inner.is_data() {
+                let at = format!(" at line {} column {}", inner.line(), inner.column());
+                if let Some(m) = msg.strip_suffix(&at) {
+                    msg = m.to_string();
+                }
+            }
+            return Err(scenario_error(path, msg, doc.as_ref()));
         }
-        ScenarioError::new(if path == "." { String::new() } else { path }, msg)
-    })?;
+    };
     validate(&sc)?;
     Ok(sc)
 }
+
+/// A parse error at `path` (`.` is the document), its path refined inside a tagged table.
+fn scenario_error(path: String, msg: String, doc: Option<&serde_json::Value>) -> ScenarioError {
+    if path == "." {
+        return ScenarioError::new(String::new(), msg);
+    }
+    let path = doc.and_then(|d| locate::refine(&path, &msg, d)).unwrap_or(path);
+    ScenarioError::new(path, msg)
+}
+

@@ -2258,9 +2258,9 @@ groups = [ { threads = 2, program = [ { op = "barrier", barrier = "b", parties =
     }
 
     #[test]
-    fn wrong_type_inside_a_workload_names_the_workload() {
+    fn wrong_type_inside_a_workload_names_the_field() {
         let e = rejected(&builtin("kind = \"parallel\"\nthreads = \"many\""));
-        assert!(e.path.starts_with("vms[0].workloads[0]"), "{e}");
+        assert_eq!(e.path, "vms[0].workloads[0].threads", "{e}");
     }
 
     // --- run to completion ----------------------------------------------------------------
