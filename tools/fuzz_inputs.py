@@ -8,8 +8,9 @@ the reason, never a panic or a raw Python exception; a scenario the parser accep
 invariant checker after every event) without an error. So a case fails when
 - the parser raises anything but ScenarioError, or a ScenarioError with no field path;
 - an accepted scenario raises anything while it runs (panic, invariant violation);
-- an accepted scenario's run does not finish within ``--timeout-s`` of wall time. Such a case is
-  reported as a hang: a run of at most 100 ms of simulated time should take well under a second.
+- an accepted scenario's run does not finish within ``--timeout-s`` of wall time (a hang: a run
+  of at most 100 ms of simulated time should take well under a second), or needs more than
+  ``--max-memory-gb`` of address space (the worker dies).
 
 Each case runs in a worker process, so a hang or a crash of the interpreter costs that case only;
 the worker is restarted at the next case. Deterministic: case i of --seed S is the same case
@@ -148,9 +149,16 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     return {"verdict": "ran"}
 
 
-def worker(seed: int, start: int, end: int) -> None:
-    """Run cases start..end-1, one JSON line each on stdout (the parent times them)."""
+def worker(seed: int, start: int, end: int, max_memory_gb: float) -> None:
+    """Run cases start..end-1, one JSON line each on stdout (the parent times them). The
+    address space is capped, so a case that allocates without bound dies at once (reported as
+    the worker dying) instead of swapping the machine."""
+    import resource
+
     from vmsched.scenario import Scenario
+
+    limit = int(max_memory_gb * 2 ** 30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     parsed = {str(f.relative_to(ROOT)): Scenario.load(f).to_dict() for f in scenario_files()}
     for i in range(start, end):
@@ -160,7 +168,8 @@ def worker(seed: int, start: int, end: int) -> None:
         print(json.dumps({"case": i, **out}), flush=True)
 
 
-def campaign(seed: int, cases: int, timeout_s: float = 20.0, out: Path | None = None) -> dict[str, Any]:
+def campaign(seed: int, cases: int, timeout_s: float = 20.0, out: Path | None = None,
+             max_memory_gb: float = 4.0) -> dict[str, Any]:
     """Run ``cases`` cases in worker processes; returns counts and the failures (with the
     scenario written under ``out`` when given)."""
     from vmsched.scenario import Scenario
@@ -171,7 +180,8 @@ def campaign(seed: int, cases: int, timeout_s: float = 20.0, out: Path | None = 
     i = 0
     while i < cases:
         proc = subprocess.Popen(
-            [sys.executable, __file__, "--worker", "--seed", str(seed), "--start", str(i), "--end", str(cases)],
+            [sys.executable, __file__, "--worker", "--seed", str(seed), "--start", str(i), "--end", str(cases),
+             "--max-memory-gb", str(max_memory_gb)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ)
@@ -226,16 +236,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--timeout-s", type=float, default=20.0, help="wall time one case may take")
     ap.add_argument("--out", type=Path, default=Path("out/fuzz"), help="where failing scenarios are written")
+    ap.add_argument("--max-memory-gb", type=float, default=4.0, help="address space one worker may use")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--end", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
-        worker(a.seed, a.start, a.end)
+        worker(a.seed, a.start, a.end, a.max_memory_gb)
         return 0
     if a.cases < 1 or a.timeout_s <= 0:
         ap.error("--cases must be at least 1 and --timeout-s positive")
-    r = campaign(a.seed, a.cases, a.timeout_s, a.out)
+    r = campaign(a.seed, a.cases, a.timeout_s, a.out, a.max_memory_gb)
     for f in r["failures"]:
         print(f"FAIL case {f['case']} ({f['stage']}): {f['file']} with {'; '.join(f['mutations'])}: {f['error']}")
         if "scenario" in f:

@@ -157,11 +157,26 @@ pub fn validate_with(sc: &Scenario, schedulers: &[&str]) -> Res {
 // ---------------------------------------------------------------------------------------------
 // Numbers
 
+/// A number as an error message shows it: plainly, or in exponent form when it is very large or
+/// very small (`1e-300`, not three hundred zeros).
+struct Num(f64);
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let a = self.0.abs();
+        if a != 0.0 && a.is_finite() && !(1e-4..1e12).contains(&a) {
+            write!(f, "{:e}", self.0)
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
 fn check_finite(path: &str, v: f64) -> Res {
     if v.is_finite() {
         Ok(())
     } else {
-        err(path, format!("must be a finite number, got {v}"))
+        err(path, format!("must be a finite number, got {}", Num(v)))
     }
 }
 
@@ -169,13 +184,13 @@ fn check_finite(path: &str, v: f64) -> Res {
 fn check_time_ms(path: &str, v: f64) -> Res {
     check_finite(path, v)?;
     if v < 0.0 {
-        return err(path, format!("must be > 0 ms, got {v} (times cannot be negative)"));
+        return err(path, format!("must be > 0 ms, got {} (times cannot be negative)", Num(v)));
     }
     if v == 0.0 {
         return err(path, "must be > 0 ms, got 0");
     }
     if v > MAX_TIME_MS {
-        return err(path, format!("must be at most {MAX_TIME_MS:e} ms (about 31 years of simulated time), got {v}"));
+        return err(path, format!("must be at most {MAX_TIME_MS:e} ms (about 31 years of simulated time), got {}", Num(v)));
     }
     Ok(())
 }
@@ -184,7 +199,7 @@ fn check_time_ms(path: &str, v: f64) -> Res {
 fn check_ms_or_zero(path: &str, v: f64) -> Res {
     check_finite(path, v)?;
     if !(0.0..=MAX_TIME_MS).contains(&v) {
-        return err(path, format!("must lie in [0, {MAX_TIME_MS:e}] ms, got {v}"));
+        return err(path, format!("must lie in [0, {MAX_TIME_MS:e}] ms, got {}", Num(v)));
     }
     Ok(())
 }
@@ -193,10 +208,10 @@ fn check_ms_or_zero(path: &str, v: f64) -> Res {
 fn check_us(path: &str, v: f64) -> Res {
     check_finite(path, v)?;
     if v < 0.0 {
-        return err(path, format!("must be ≥ 0 µs, got {v} (times cannot be negative)"));
+        return err(path, format!("must be ≥ 0 µs, got {} (times cannot be negative)", Num(v)));
     }
     if v > MAX_TIME_US {
-        return err(path, format!("must be at most {MAX_TIME_US:e} µs (about 31 years), got {v}"));
+        return err(path, format!("must be at most {MAX_TIME_US:e} µs (about 31 years), got {}", Num(v)));
     }
     Ok(())
 }
@@ -210,10 +225,24 @@ fn check_pos_us(path: &str, v: f64, what: &str) -> Res {
     Ok(())
 }
 
+/// Shortest period of a guest timer (slice, balance, tick): 1 µs. Linux's own are milliseconds
+/// (HZ ≤ 1000, `sysctl_sched_min_granularity` 0.75 ms, `sd->min_interval` 1 ms); a shorter one
+/// would only flood the run with events (a sub-nanosecond one would never let time advance).
+const MIN_GUEST_PERIOD_US: f64 = 1.0;
+
+/// A period of a guest timer, in µs: ≥ `MIN_GUEST_PERIOD_US`.
+fn check_guest_period_us(path: &str, v: f64, what: &str) -> Res {
+    check_pos_us(path, v, what)?;
+    if v < MIN_GUEST_PERIOD_US {
+        return err(path, format!("must be at least {MIN_GUEST_PERIOD_US} µs ({what}), got {}", Num(v)));
+    }
+    Ok(())
+}
+
 fn check_fraction(path: &str, v: f64) -> Res {
     check_finite(path, v)?;
     if !(0.0..=1.0).contains(&v) {
-        return err(path, format!("must be between 0 and 1 (a fraction), got {v}"));
+        return err(path, format!("must be between 0 and 1 (a fraction), got {}", Num(v)));
     }
     Ok(())
 }
@@ -575,9 +604,9 @@ fn check_vm(i: usize, vm: &VmSpec, host: &HostFacts) -> Result<Option<String>, S
     }
 
     let g = &vm.guest;
-    check_pos_us(&format!("{p}.guest.slice_us"), g.slice_us, "the guest scheduler's time slice")?;
-    check_pos_us(&format!("{p}.guest.balance_interval_us"), g.balance_interval_us, "the load-balancing interval")?;
-    check_pos_us(&format!("{p}.guest.tick_us"), g.tick_us, "the timer tick period")?;
+    check_guest_period_us(&format!("{p}.guest.slice_us"), g.slice_us, "the guest scheduler's time slice")?;
+    check_guest_period_us(&format!("{p}.guest.balance_interval_us"), g.balance_interval_us, "the load-balancing interval")?;
+    check_guest_period_us(&format!("{p}.guest.tick_us"), g.tick_us, "the timer tick period")?;
     // An irq_vcpu that is offline is allowed: the guest routes its interrupts to an online
     // vCPU until it comes online (as Linux migrates IRQs on CPU hot-unplug).
     match g.online_vcpus {
@@ -691,6 +720,16 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             }
             check_dist(&format!("{wp}.compute_us"), &pp.compute_us)?;
             check_dist(&format!("{wp}.cs_us"), &pp.cs_us)?;
+            if pp.locks_per_iteration > MAX_LOCKS_PER_ITERATION {
+                return err(
+                    format!("{wp}.locks_per_iteration"),
+                    format!(
+                        "must be at most {MAX_LOCKS_PER_ITERATION} (each section is a step of the workers' program, \
+                         held in memory), got {}",
+                        pp.locks_per_iteration
+                    ),
+                );
+            }
             if pp.locks == 0 && pp.locks_per_iteration > 0 {
                 return err(
                     format!("{wp}.locks"),
@@ -921,6 +960,10 @@ fn family_member(name: &str) -> Option<(&str, u32)> {
 
 /// Most locks one `lock` op's family may have (`spread`).
 const MAX_LOCK_SPREAD: u32 = 65_536;
+/// Most spinlock sections in one iteration of a `parallel` workload: the iteration is laid out
+/// section by section (`workloads::parallel`), so the bound keeps its program in memory.
+/// The seed workloads use up to a few hundred (dedup, `reproduce/flexcore.py`).
+const MAX_LOCKS_PER_ITERATION: u32 = 100_000;
 
 impl Objects {
     /// A `lock` op: a plain lock, or a family of `spread` locks `<lock>.0 ..`, whose members
@@ -1954,6 +1997,15 @@ threads = 2
     }
 
     #[test]
+    fn a_guest_period_below_a_microsecond_names_the_field() {
+        for f in ["slice_us", "balance_interval_us", "tick_us"] {
+            let e = rejected(&one_vm(&format!("vcpus = 2\n[vms.guest]\n{f} = 0.001\n{HOG}")));
+            assert_eq!(e.path, format!("vms[0].guest.{f}"), "{e}");
+            assert!(e.reason.starts_with("must be at least 1 µs"), "{e}");
+        }
+    }
+
+    #[test]
     fn vm_without_workloads_names_the_field() {
         assert_path(&one_vm("vcpus = 1\nworkloads = []"), "vms[0].workloads");
     }
@@ -2255,6 +2307,15 @@ groups = [ { threads = 2, program = [ { op = "barrier", barrier = "b", parties =
         let e = rejected(&custom(r#"[ { op = "teleport" } ]"#));
         assert!(e.path.starts_with("vms[0].workloads[0]"), "{e}");
         assert!(e.reason.contains("teleport"), "{e}");
+    }
+
+    #[test]
+    fn locks_per_iteration_beyond_what_a_program_can_hold_names_the_field() {
+        let e = rejected(&builtin("kind = \"parallel\"\niterations = 10\nlocks_per_iteration = 2147483648"));
+        assert_eq!(e.path, "vms[0].workloads[0].locks_per_iteration", "{e}");
+        let e = rejected(&builtin("kind = \"parallel\"\niterations = 10\nlocks_per_iteration = 100001"));
+        assert!(e.reason.starts_with("must be at most 100000"), "{e}");
+        accepted(&builtin("kind = \"parallel\"\niterations = 10\nlocks_per_iteration = 100000"));
     }
 
     #[test]
