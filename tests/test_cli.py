@@ -41,6 +41,12 @@ def test_run_prints_table_and_writes_results(cli, tiny_toml, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+def test_an_output_folder_that_cannot_be_made_is_named_not_its_temporary(cli, tiny_toml, tmp_path):
+    (tmp_path / "file").write_text("x")
+    r = cli("run", tiny_toml.name, "-q", "--out", "file/res")
+    assert r.code == 2 and "file/res: cannot write results there" in r.err and ".tmp" not in r.err, r
+
+
 def test_run_prints_the_policys_own_counters_when_it_has_some(cli, tiny_toml):
     r = cli("run", tiny_toml.name, "--scheduler", "credit2")
     assert r.code == 0, r

@@ -153,8 +153,11 @@ class Results:
         and (by default) Parquet. Files are written to a temporary directory first and then
         renamed into place, so a reader never sees a half-written file."""
         dest = Path(path)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
+        except OSError as e:  # name the folder asked for, not the temporary one
+            raise OSError(e.errno, f"cannot write results there ({e.strerror or e})", str(dest)) from None
         try:
             with open(tmp / "summary.json", "w", encoding="utf-8", newline="\n") as f:
                 f.write(self.json)
