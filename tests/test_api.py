@@ -117,6 +117,27 @@ def test_simulation_class_errors():
     assert ei.value.path == "hypervisor.scheduler"
 
 
+def test_simulation_takes_a_scenario_dict_or_path_and_names_bad_arguments():
+    sc = vmsched.Scenario.from_dict(tiny_dict())
+    a = vmsched.Simulation(sc, seed=2)
+    b = vmsched.Simulation(tiny_dict(), seed=2)
+    c = vmsched.Simulation(sc.to_json(), None, 2, False)
+    for s in (a, b, c):
+        s.run_until(10**15)
+    assert a.results_json() == b.results_json() == c.results_json()
+    with pytest.raises(ValueError, match="t_ns must be ≥ 0"):
+        a.run_until(-5)
+    with pytest.raises(TypeError, match="t_ns must be a whole number"):
+        a.run_until(2.5)
+    with pytest.raises(ValueError, match="seed must be"):
+        vmsched.Simulation(sc, seed=-1)
+    with pytest.raises(TypeError, match="scheduler must be a string"):
+        vmsched.Simulation(sc, scheduler=3)
+    with pytest.raises(vmsched.ScenarioError, match="JSON syntax error") as ei:
+        vmsched.Simulation("{not json")
+    assert ei.value.path == ""
+
+
 # -- runs and results ----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

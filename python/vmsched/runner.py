@@ -17,7 +17,42 @@ from .scenario import PathLike, Scenario, check_scheduler
 
 __all__ = ["run", "Simulation", "check_args"]
 
-Simulation = _core.Simulation
+
+class Simulation:
+    """Step-by-step control of one run: ``Simulation(scenario, scheduler=None, seed=None,
+    check=False)`` with ``scenario`` a :class:`Scenario`, a dict, a file path or the
+    scenario's JSON text (``Scenario.to_json()``). It has ``run_until(t_ns)``, ``now_ns``,
+    ``horizon_ns``, ``done``, ``events``, ``results_json()``, ``stats_json()`` and
+    ``apply_json(by, actions_json)``, those of the core's simulation, with the arguments
+    checked here so that a bad one is named."""
+
+    __slots__ = ("_sim",)
+
+    def __init__(self, scenario: Any, scheduler: str | None = None, seed: int | None = None,
+                 check: bool = False):
+        if isinstance(scenario, str) and scenario.lstrip().startswith("{"):
+            sc = Scenario.from_json(scenario)
+        else:
+            sc = Scenario.load(scenario)
+        if scheduler is not None and not isinstance(scheduler, str):
+            raise TypeError(f"scheduler must be a string such as 'credit', got {type(scheduler).__name__}")
+        check_args(None, seed, check)
+        self._sim = _core.Simulation(sc.to_json(), scheduler, None if seed is None else int(seed.__index__()), check)
+
+    def run_until(self, t_ns: int) -> None:
+        """Advance to simulated time ``t_ns`` (clamped to the horizon)."""
+        if isinstance(t_ns, bool) or not hasattr(t_ns, "__index__"):
+            raise TypeError(f"t_ns must be a whole number of nanoseconds, got {t_ns!r}")
+        t = t_ns.__index__()
+        if t < 0:
+            raise ValueError(f"t_ns must be ≥ 0 (simulated time runs forward from 0), got {t}")
+        self._sim.run_until(min(t, U64_MAX))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sim, name)
+
+    def __repr__(self) -> str:
+        return repr(self._sim)
 
 #: A run advances in this many steps (for the progress bar and Ctrl-C responsiveness).
 DEFAULT_CHUNKS = 200

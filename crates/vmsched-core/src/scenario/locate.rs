@@ -157,6 +157,13 @@ mod tests {
     }
 
     #[test]
+    fn a_json_syntax_error_says_so_with_its_position_and_no_path() {
+        let e = from_json_str("{not json").unwrap_err();
+        assert_eq!(e.path, "");
+        assert!(e.reason.starts_with("JSON syntax error: ") && e.reason.contains("line 1 column 2"), "{e}");
+    }
+
+    #[test]
     fn paths_are_followed_through_keys_and_indices() {
         let v: Value = serde_json::from_str(r#"{"a": [{"b": [1, {"c": 2}]}]}"#).unwrap();
         assert_eq!(node_at(&v, "a[0].b[1].c"), Some(&Value::from(2)));

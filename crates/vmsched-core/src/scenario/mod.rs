@@ -748,6 +748,9 @@ pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioError> {
             }
             let path = e.path().to_string();
             let inner = e.into_inner();
+            if inner.is_syntax() || inner.is_eof() {
+                return Err(ScenarioError::new(String::new(), format!("JSON syntax error: {inner}")));
+            }
             let mut msg = inner.to_string();
             if inner.is_data() {
                 let at = format!(" at line {} column {}", inner.line(), inner.column());
@@ -764,7 +767,7 @@ pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioError> {
 
 /// A parse error at `path` (`.` is the document), its path refined inside a tagged table.
 fn scenario_error(path: String, msg: String, doc: Option<&serde_json::Value>) -> ScenarioError {
-    if path == "." {
+    if path == "." || path == "?" {
         return ScenarioError::new(String::new(), msg);
     }
     let path = doc.and_then(|d| locate::refine(&path, &msg, d)).unwrap_or(path);
