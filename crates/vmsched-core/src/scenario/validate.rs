@@ -225,6 +225,10 @@ fn check_pos_us(path: &str, v: f64, what: &str) -> Res {
     Ok(())
 }
 
+/// Slowest host clock: 10 MHz. At 1e-300 GHz one cycle is 1e300 ns, past any time the engine
+/// can hold; real x86 hosts run at 1-5 GHz.
+const MIN_CPU_GHZ: f64 = 0.01;
+
 /// Shortest period of a guest timer (slice, balance, tick): 1 µs. Linux's own are milliseconds
 /// (HZ ≤ 1000, `sysctl_sched_min_granularity` 0.75 ms, `sd->min_interval` 1 ms); a shorter one
 /// would only flood the run with events (a sub-nanosecond one would never let time advance).
@@ -327,7 +331,17 @@ fn check_host(h: &HostSpec) -> Result<HostFacts, ScenarioError> {
     }
     check_finite("host.cpu_ghz", h.cpu_ghz)?;
     if h.cpu_ghz <= 0.0 {
-        return err("host.cpu_ghz", format!("must be > 0 GHz, got {}", h.cpu_ghz));
+        return err("host.cpu_ghz", format!("must be > 0 GHz, got {}", Num(h.cpu_ghz)));
+    }
+    if h.cpu_ghz < MIN_CPU_GHZ {
+        return err(
+            "host.cpu_ghz",
+            format!(
+                "must be at least {MIN_CPU_GHZ} GHz (cycle counts such as the PLE window are turned into time \
+                 at this clock), got {}",
+                Num(h.cpu_ghz)
+            ),
+        );
     }
     if h.cpu_ghz > 1000.0 {
         return err("host.cpu_ghz", format!("must be at most 1000 GHz, got {}", h.cpu_ghz));
@@ -1690,6 +1704,13 @@ threads = 2
     #[test]
     fn zero_ghz_names_the_field() {
         assert_path(&with_host("cores_per_socket = 2\ncpu_ghz = 0"), "host.cpu_ghz");
+    }
+
+    #[test]
+    fn a_clock_below_ten_megahertz_names_the_field() {
+        let e = rejected(&with_host("cores_per_socket = 2\ncpu_ghz = 1e-300"));
+        assert_eq!(e.path, "host.cpu_ghz");
+        assert!(e.reason.starts_with("must be at least 0.01 GHz") && e.reason.ends_with("got 1e-300"), "{e}");
     }
 
     #[test]
