@@ -9,7 +9,7 @@
 //! goes through `serde_path_to_error`, so type errors name the field path; `validate` adds the
 //! semantic checks. Defaults and their sources are documented in `docs/model.md`.
 
-mod locate;
+mod parse_error;
 mod validate;
 
 pub use validate::{validate, validate_with, MAX_WEIGHT};
@@ -715,7 +715,7 @@ impl WorkloadSpec {
     }
 }
 
-/// Parse a TOML scenario; errors name the field path (inside tagged tables too: `locate`).
+/// Parse a TOML scenario; errors name the field path (inside tagged tables too: `parse_error`).
 pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
     let de = toml::Deserializer::new(text);
     let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
@@ -765,12 +765,15 @@ pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioError> {
     Ok(sc)
 }
 
-/// A parse error at `path` (`.` is the document), its path refined inside a tagged table.
+/// A parse error at `path` (`.` is the document): its path refined inside a tagged table and
+/// its reason reworded (`parse_error`).
 fn scenario_error(path: String, msg: String, doc: Option<&serde_json::Value>) -> ScenarioError {
     if path == "." || path == "?" {
-        return ScenarioError::new(String::new(), msg);
+        return ScenarioError::new(String::new(), parse_error::reword(&msg, None, None));
     }
-    let path = doc.and_then(|d| locate::refine(&path, &msg, d)).unwrap_or(path);
-    ScenarioError::new(path, msg)
+    let path = doc.and_then(|d| parse_error::refine(&path, &msg, d)).unwrap_or(path);
+    let got = doc.and_then(|d| parse_error::node_at(d, &path));
+    let choices = doc.and_then(|d| parse_error::choices_at::<Scenario>(d, &path));
+    ScenarioError::new(path, parse_error::reword(&msg, got, choices.as_deref()))
 }
 

@@ -275,7 +275,7 @@ fn check_dist(path: &str, d: &DurationUs) -> Res {
             if max_us < min_us {
                 return err(
                     format!("{path}.max_us"),
-                    format!("must be ≥ min_us ({min_us}) for a uniform distribution, got {max_us}"),
+                    format!("must be ≥ min_us ({min_us}) for a uniform distribution, got {}", Num(max_us)),
                 );
             }
             Ok(())
@@ -285,10 +285,10 @@ fn check_dist(path: &str, d: &DurationUs) -> Res {
             let p = format!("{path}.cv");
             check_finite(&p, cv)?;
             if cv < 0.0 {
-                return err(p, format!("must be ≥ 0 (coefficient of variation = std dev / mean), got {cv}"));
+                return err(p, format!("must be ≥ 0 (coefficient of variation = std dev / mean), got {}", Num(cv)));
             }
             if cv > 1000.0 {
-                return err(p, format!("must be at most 1000 (coefficient of variation), got {cv}"));
+                return err(p, format!("must be at most 1000 (coefficient of variation), got {}", Num(cv)));
             }
             Ok(())
         }
@@ -344,7 +344,7 @@ fn check_host(h: &HostSpec) -> Result<HostFacts, ScenarioError> {
         );
     }
     if h.cpu_ghz > 1000.0 {
-        return err("host.cpu_ghz", format!("must be at most 1000 GHz, got {}", h.cpu_ghz));
+        return err("host.cpu_ghz", format!("must be at most 1000 GHz, got {}", Num(h.cpu_ghz)));
     }
     let nodes = match h.numa_nodes {
         None => h.sockets,
@@ -417,10 +417,10 @@ fn check_costs(h: &HostSpec) -> Res {
         }
         let Some(x) = v.as_f64() else { continue };
         if !x.is_finite() {
-            return err(p, format!("must be a finite number, got {x}"));
+            return err(p, format!("must be a finite number, got {}", Num(x)));
         }
         if x < 0.0 {
-            return err(p, format!("must be ≥ 0, got {x} (costs cannot be negative)"));
+            return err(p, format!("must be ≥ 0, got {} (costs cannot be negative)", Num(x)));
         }
         if key.ends_with("_ns") || key.contains("_ns_per_") {
             if let Some(u) = v.as_u64() {
@@ -433,16 +433,16 @@ fn check_costs(h: &HostSpec) -> Res {
             return err(p, "must be > 0 (a time constant), got 0");
         }
         if (key.ends_with("_warmth") || key.ends_with("_fraction")) && x > 1.0 {
-            return err(p, format!("must be between 0 and 1 (a fraction), got {x}"));
+            return err(p, format!("must be between 0 and 1 (a fraction), got {}", Num(x)));
         }
         if key.ends_with("_pct") && x >= 100.0 {
-            return err(p, format!("must be below 100 (a per-cent band around each cost's mean), got {x}"));
+            return err(p, format!("must be below 100 (a per-cent band around each cost's mean), got {}", Num(x)));
         }
         if key.ends_with("_factor") && x < 1.0 {
-            return err(p, format!("must be ≥ 1 (a multiplier on a cost; 1 = no extra cost), got {x}"));
+            return err(p, format!("must be ≥ 1 (a multiplier on a cost; 1 = no extra cost), got {}", Num(x)));
         }
         if !(key.ends_with("_ns") || key.contains("_ns_per_")) && x > 1e6 {
-            return err(p, format!("must be at most 1e6, got {x}"));
+            return err(p, format!("must be at most 1e6, got {}", Num(x)));
         }
     }
     let c = &h.costs;
@@ -462,7 +462,7 @@ fn check_costs(h: &HostSpec) -> Res {
         if !(c.llc_miss_exponent > 0.0 && c.llc_miss_exponent <= 1.0) {
             return err(
                 "host.costs.llc_miss_exponent",
-                format!("must lie in (0, 1] (the power law of cache misses: 0.3-0.7 measured), got {}", c.llc_miss_exponent),
+                format!("must lie in (0, 1] (the power law of cache misses: 0.3-0.7 measured), got {}", Num(c.llc_miss_exponent)),
             );
         }
     }
@@ -473,7 +473,7 @@ fn check_costs(h: &HostSpec) -> Res {
         if !(c.tlb_miss_exponent > 0.0 && c.tlb_miss_exponent <= 1.0) {
             return err(
                 "host.costs.tlb_miss_exponent",
-                format!("must lie in (0, 1] (the power law of misses: 0.3-0.7 measured), got {}", c.tlb_miss_exponent),
+                format!("must lie in (0, 1] (the power law of misses: 0.3-0.7 measured), got {}", Num(c.tlb_miss_exponent)),
             );
         }
     }
@@ -487,7 +487,7 @@ fn check_costs(h: &HostSpec) -> Res {
         if !(c.hv_costs_reference_cpi >= 1.0 && c.hv_costs_reference_cpi.is_finite()) {
             return err(
                 "host.costs.hv_costs_reference_cpi",
-                format!("must be 0 (fixed hypervisor costs) or >= 1 (a CPI factor of the LLC pressure, 1 = no stall), got {}", c.hv_costs_reference_cpi),
+                format!("must be 0 (fixed hypervisor costs) or >= 1 (a CPI factor of the LLC pressure, 1 = no stall), got {}", Num(c.hv_costs_reference_cpi)),
             );
         }
         if !(c.llc_stall_at_capacity_ratio > 0.0) {
@@ -821,7 +821,7 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             }
             check_finite(&format!("{wp}.ns_per_kib"), st.ns_per_kib)?;
             if st.ns_per_kib < 0.0 || st.ns_per_kib > 1e9 {
-                return err(format!("{wp}.ns_per_kib"), format!("must be between 0 and 1e9 ns, got {}", st.ns_per_kib));
+                return err(format!("{wp}.ns_per_kib"), format!("must be between 0 and 1e9 ns, got {}", Num(st.ns_per_kib)));
             }
             Ok((n, None))
         }
@@ -830,7 +830,7 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             let rate = sp.rate();
             check_finite(&format!("{wp}.rate_per_s"), rate)?;
             if !(rate > 0.0 && rate <= 1e7) {
-                return err(format!("{wp}.rate_per_s"), format!("must lie in (0, 1e7] requests per second, got {rate}"));
+                return err(format!("{wp}.rate_per_s"), format!("must lie in (0, 1e7] requests per second, got {}", Num(rate)));
             }
             if let Some(d) = &sp.cpu_us {
                 check_dist(&format!("{wp}.cpu_us"), d)?;
@@ -876,7 +876,7 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             check_us(&format!("{wp}.per_msg_us"), im.per_msg_us)?;
             check_finite(&format!("{wp}.copy_ns_per_kib"), im.copy_ns_per_kib)?;
             if im.copy_ns_per_kib < 0.0 || im.copy_ns_per_kib > 1e9 {
-                return err(format!("{wp}.copy_ns_per_kib"), format!("must be between 0 and 1e9 ns, got {}", im.copy_ns_per_kib));
+                return err(format!("{wp}.copy_ns_per_kib"), format!("must be between 0 and 1e9 ns, got {}", Num(im.copy_ns_per_kib)));
             }
             Ok((n, None))
         }

@@ -1,6 +1,6 @@
-//! Finding the field a parse error is about, inside a tagged table.
+//! Parse errors a user can act on: the field's own path, and a reason in the scenario's words.
 //!
-//! Workloads (`kind = ...`), program operations (`op = ...`) and duration distributions
+//! Paths. Workloads (`kind = ...`), program operations (`op = ...`) and duration distributions
 //! (`dist = ...`) are serde's internally tagged enums. serde reads such a table whole before it
 //! looks at the tag, then deserializes the variant from that copy, so `serde_path_to_error` loses
 //! the path at the table: a wrong `threads` in a workload is reported at `vms[0].workloads[0]`.
@@ -9,6 +9,11 @@
 //! when exactly one value below the table matches that description, its path is the field's.
 //! When none or several match, the table's path stands: an error is never moved to a field it
 //! may not be about.
+//!
+//! Reasons. serde speaks of Rust types ("expected struct VmSpec", "internally tagged enum
+//! WorkloadSpec", "a map"); [`reword`] says table, list and the choices instead. A name field
+//! (`spinlock`, `io_path`, ...) given a number or a list is told its choices: they are read from
+//! the error the parser gives when the field holds a name it does not know ([`choices_at`]).
 
 use serde::de::Unexpected;
 use serde_json::Value;
@@ -86,22 +91,103 @@ fn collect(v: &Value, path: &str, wanted: &str, found: &mut Vec<String>) {
     }
 }
 
+/// `msg` in the scenario's words (see the module's doc); `choices`: the names the field at the
+/// error's path accepts, when it is a name field (from [`choices_at`]).
+pub fn reword(msg: &str, got: Option<&Value>, choices: Option<&str>) -> String {
+    let wrong_kind_for_a_name = msg.ends_with("expected string or map")
+        || msg.ends_with("expected variant identifier")
+        || msg == "wanted string or table";
+    if let (true, Some(choices)) = (wrong_kind_for_a_name, choices) {
+        let got = got.map(|v| descriptions(v).swap_remove(0)).unwrap_or_else(|| "another type".into());
+        return format!("invalid type: {got}, expected {choices}");
+    }
+    if msg.starts_with("invalid length ") && msg.contains("expected struct ") {
+        return "invalid type: sequence, expected a table".into();
+    }
+    let mut out = msg.to_string();
+    if let Some(i) = out.find("expected struct ") {
+        out.truncate(i);
+        out.push_str("expected a table");
+    }
+    for (rust, ours) in [
+        ("expected internally tagged enum WorkloadSpec", "expected a workload (a table with `kind`)"),
+        ("expected internally tagged enum OpSpec", "expected a program step (a table with `op`)"),
+        ("expected a map", "expected a table"),
+    ] {
+        out = out.replace(rust, ours);
+    }
+    for (rust, ours) in [
+        ("expected u32", "expected a whole number from 0 to 4294967295"),
+        ("expected u64", "expected a whole number ≥ 0"),
+        ("expected f64", "expected a number"),
+        ("expected variant identifier", "expected a name"),
+    ] {
+        if let Some(head) = out.strip_suffix(rust) {
+            out = format!("{head}{ours}");
+        }
+    }
+    if out == "invalid type: map, expected a sequence" {
+        out.push_str(" (a list: in TOML each entry is a [[...]] table, or write [ ... ])");
+    }
+    out
+}
+
+/// The names a name field at `path` accepts ("one of `a`, `b`"), read from the parser's error
+/// for a name it does not know; `None` when the field is not a name field.
+pub fn choices_at<T: serde::de::DeserializeOwned>(doc: &Value, path: &str) -> Option<String> {
+    const PROBE: &str = "\u{7f}?";
+    let mut probe = doc.clone();
+    *node_at_mut(&mut probe, path)? = Value::String(PROBE.into());
+    let e = serde_path_to_error::deserialize::<_, T>(&probe).err()?;
+    let msg = e.inner().to_string();
+    let rest = msg.strip_prefix(&format!("unknown variant `{PROBE}`, expected "))?;
+    Some(rest.to_string())
+}
+
 /// The value at a `serde_path_to_error` path such as `vms[0].workloads[1]`.
-fn node_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+pub fn node_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
     let mut node = root;
+    for step in steps(path)? {
+        node = match step {
+            Step::Key(k) => node.get(k)?,
+            Step::Index(i) => node.get(i)?,
+        };
+    }
+    Some(node)
+}
+
+fn node_at_mut<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
+    let mut node = root;
+    for step in steps(path)? {
+        node = match step {
+            Step::Key(k) => node.get_mut(k)?,
+            Step::Index(i) => node.get_mut(i)?,
+        };
+    }
+    Some(node)
+}
+
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// `vms[0].workloads[1]` as keys and indices.
+fn steps(path: &str) -> Option<Vec<Step<'_>>> {
+    let mut out = Vec::new();
     for part in path.split('.') {
         let (key, indices) = match part.find('[') {
             Some(i) => (&part[..i], &part[i..]),
             None => (part, ""),
         };
         if !key.is_empty() {
-            node = node.get(key)?;
+            out.push(Step::Key(key));
         }
         for idx in indices.split('[').skip(1) {
-            node = node.get(idx.strip_suffix(']')?.parse::<usize>().ok()?)?;
+            out.push(Step::Index(idx.strip_suffix(']')?.parse::<usize>().ok()?));
         }
     }
-    Some(node)
+    Some(out)
 }
 
 #[cfg(test)]
@@ -161,6 +247,34 @@ mod tests {
         let e = from_json_str("{not json").unwrap_err();
         assert_eq!(e.path, "");
         assert!(e.reason.starts_with("JSON syntax error: ") && e.reason.contains("line 1 column 2"), "{e}");
+    }
+
+    #[test]
+    fn a_name_field_of_the_wrong_type_is_told_its_choices() {
+        let text = r#"{"host": {"cores_per_socket": 2}, "vms": [{"vcpus": 1, "io_path": 0, "workloads": []}]}"#;
+        let e = from_json_str(text).unwrap_err();
+        assert_eq!(e.path, "vms[0].io_path");
+        assert_eq!(e.reason, "invalid type: integer `0`, expected `emulated` or `passthrough`");
+        let e = from_toml_str("[host]\ncores_per_socket = 2\n[[vms]]\nvcpus = 1\nio_path = [1]\n").unwrap_err();
+        assert_eq!(e.to_string(), "vms[0].io_path: invalid type: sequence, expected `emulated` or `passthrough`");
+        let text = r#"{"host": {"cores_per_socket": 2}, "vms": [{"vcpus": 1, "workloads": [{"kind": null}]}]}"#;
+        let e = from_json_str(text).unwrap_err();
+        assert!(e.reason.starts_with("invalid type: null, expected one of `hog`, `parallel`"), "{e}");
+    }
+
+    #[test]
+    fn rust_type_names_are_said_as_tables() {
+        let e = from_toml_str("vms = [1]\n[host]\ncores_per_socket = 2\n").unwrap_err();
+        assert_eq!(e.to_string(), "vms[0]: invalid type: integer `1`, expected a table");
+        let e = from_toml_str("[host]\ncores_per_socket = 2\n[vms]\nvcpus = 1\n").unwrap_err();
+        assert!(e.to_string().starts_with("vms: invalid type: map, expected a sequence (a list: in TOML"), "{e}");
+        let text = r#"{"host": {"cores_per_socket": 2}, "vms": [{"vcpus": 1, "workloads": [7]}]}"#;
+        let e = from_json_str(text).unwrap_err();
+        assert_eq!(e.reason, "invalid type: integer `7`, expected a workload (a table with `kind`)");
+        let e = from_toml_str("[host]\ncores_per_socket = -2\n[[vms]]\nvcpus = 1.5\n").unwrap_err();
+        assert_eq!(e.to_string(), "host.cores_per_socket: invalid value: integer `-2`, expected a whole number from 0 to 4294967295");
+        let text = r#"{"host": [2], "vms": []}"#;
+        assert_eq!(from_json_str(text).unwrap_err().to_string(), "host: invalid type: sequence, expected a table");
     }
 
     #[test]
