@@ -21,9 +21,9 @@ def fuzz():
 
 
 def test_bad_scenarios_are_refused_by_field_or_run_cleanly(fuzz, tmp_path):
-    r = fuzz.campaign(2, 200, timeout_s=60, out=tmp_path)
+    r = fuzz.campaign(2, 500, timeout_s=60, out=tmp_path)
     assert r["failures"] == [], r["failures"][:3]
-    assert r["ran"] >= 20 and r["refused"] >= 100, r
+    assert r["ran"] >= 50 and r["refused"] >= 250, r
 
 
 def test_cases_are_the_same_whatever_ran_before(fuzz):
