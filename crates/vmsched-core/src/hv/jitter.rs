@@ -30,6 +30,10 @@
 //! next-buddy hint "creates a ping-pong effect"); only its total, endless form is the
 //! constant costs' doing.
 //!
+//! A busy host's spread is far wider: per-exit coefficients of variation of 0.2-0.75 follow
+//! from `perf kvm stat` reports (n and the mean's relative standard error; docs/calibration.md,
+//! "A sourced spread", qemu-devel, June 2021). Not adopted: see there for what adopting it needs.
+//!
 //! Leaves out: the shape of the real distribution (heavy-tailed; uniform here, to dither, not
 //! to fit), jitter of guest costs, of IPI latencies and of timers. Default 0: off, every cost
 //! a constant, so hosts calibrated without it do not move.
