@@ -243,6 +243,12 @@ pub struct CostParams {
     /// (SystemTap's kvm_service_time.stp example: per-reason min, mean and max many-fold apart).
     /// Must lie in [0, 100).
     pub hv_cost_jitter_pct: f64,
+    /// Heavy-tailed spread of hypervisor costs (`hv::jitter`), instead of the band above: each
+    /// cost takes its nominal time times a log-normal factor of mean 1 and this coefficient of
+    /// variation. A busy KVM host's exit times spread by 0.2-0.75 (perf kvm stat reports;
+    /// docs/calibration.md, "A sourced spread"). 0 = off (default). At most 10; not together
+    /// with `hv_cost_jitter_pct`.
+    pub hv_cost_cv: f64,
 }
 
 impl Default for CostParams {
@@ -285,6 +291,7 @@ impl Default for CostParams {
             tlb_miss_exponent: 0.5,
             tlb_walk_cycles: 0,
             hv_cost_jitter_pct: 0.0,
+            hv_cost_cv: 0.0,
         }
     }
 }

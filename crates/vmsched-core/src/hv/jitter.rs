@@ -43,21 +43,32 @@ use crate::sim::state::PcpuId;
 
 #[derive(Debug)]
 pub struct HvJitter {
-    /// Half-width of the factor's range, as a fraction (0: off).
+    /// Half-width of the uniform factor's range, as a fraction (0: off).
     frac: f64,
+    /// Coefficient of variation of the log-normal factor (0: off; `host.costs.hv_cost_cv`).
+    cv: f64,
     streams: Vec<RngStream>,
 }
 
 impl HvJitter {
-    pub fn new(jitter_pct: f64, seed: u64, n_pcpus: usize) -> Self {
+    /// `jitter_pct` (a uniform band) and `cv` (a log-normal spread) are exclusive; validation
+    /// refuses both at once.
+    pub fn new(jitter_pct: f64, cv: f64, seed: u64, n_pcpus: usize) -> Self {
         let frac = jitter_pct / 100.0;
-        let streams = if frac > 0.0 { (0..n_pcpus).map(|p| RngStream::new(seed, &format!("pcpu{p}/hv"))).collect() } else { Vec::new() };
-        HvJitter { frac, streams }
+        let on = frac > 0.0 || cv > 0.0;
+        let streams = if on { (0..n_pcpus).map(|p| RngStream::new(seed, &format!("pcpu{p}/hv"))).collect() } else { Vec::new() };
+        HvJitter { frac, cv, streams }
     }
 
     /// The time a hypervisor cost of nominal `ns` takes on pCPU `p` this once.
     pub fn apply(&mut self, p: PcpuId, ns: Ns) -> Ns {
-        if self.frac <= 0.0 || ns == 0 {
+        if ns == 0 {
+            return ns;
+        }
+        if self.cv > 0.0 {
+            return (ns as f64 * self.streams[p].lognormal(1.0, self.cv)).round() as Ns;
+        }
+        if self.frac <= 0.0 {
             return ns;
         }
         let u = self.streams[p].uniform();
@@ -71,13 +82,13 @@ mod tests {
 
     #[test]
     fn off_by_default_every_cost_is_its_nominal_time() {
-        let mut j = HvJitter::new(0.0, 1, 4);
+        let mut j = HvJitter::new(0.0, 0.0, 1, 4);
         assert!((0..100).all(|i| j.apply(i % 4, 2_740) == 2_740));
     }
 
     #[test]
     fn each_draw_stays_within_the_band_and_the_mean_is_kept() {
-        let mut j = HvJitter::new(5.0, 7, 2);
+        let mut j = HvJitter::new(5.0, 0.0, 7, 2);
         let draws: Vec<Ns> = (0..20_000).map(|i| j.apply(i % 2, 10_000)).collect();
         assert!(draws.iter().all(|&d| (9_500..=10_500).contains(&d)), "outside ±5 %");
         let mean = draws.iter().sum::<Ns>() as f64 / draws.len() as f64;
@@ -86,14 +97,32 @@ mod tests {
     }
 
     #[test]
+    fn a_log_normal_spread_keeps_the_mean_and_has_the_asked_cv_and_a_long_tail() {
+        let mut j = HvJitter::new(0.0, 0.5, 11, 1);
+        let draws: Vec<f64> = (0..200_000).map(|_| j.apply(0, 10_000) as f64).collect();
+        let n = draws.len() as f64;
+        let mean = draws.iter().sum::<f64>() / n;
+        let sd = (draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / n).sqrt();
+        assert!((mean - 10_000.0).abs() < 50.0, "mean {mean}");
+        assert!((sd / mean - 0.5).abs() < 0.02, "cv {}", sd / mean);
+        let median = {
+            let mut s = draws.clone();
+            s.sort_by(f64::total_cmp);
+            s[s.len() / 2]
+        };
+        assert!(median < mean, "right-skewed: median {median} below the mean");
+        assert!(draws.iter().any(|&d| d > 30_000.0), "a tail beyond 3x the mean");
+    }
+
+    #[test]
     fn the_same_seed_gives_the_same_draws_and_pcpus_draw_apart() {
         let run = |seed| {
-            let mut j = HvJitter::new(10.0, seed, 2);
+            let mut j = HvJitter::new(10.0, 0.0, seed, 2);
             (0..50).map(|i| j.apply(i % 2, 1_000)).collect::<Vec<_>>()
         };
         assert_eq!(run(3), run(3));
         assert_ne!(run(3), run(4));
-        let mut a = HvJitter::new(10.0, 3, 2);
+        let mut a = HvJitter::new(10.0, 0.0, 3, 2);
         let p0: Vec<Ns> = (0..20).map(|_| a.apply(0, 1_000)).collect();
         let p1: Vec<Ns> = (0..20).map(|_| a.apply(1, 1_000)).collect();
         assert_ne!(p0, p1, "each pCPU has its own stream");

@@ -446,6 +446,15 @@ fn check_costs(h: &HostSpec) -> Res {
         }
     }
     let c = &h.costs;
+    if c.hv_cost_cv > 10.0 {
+        return err("host.costs.hv_cost_cv", format!("must be at most 10 (a coefficient of variation), got {}", Num(c.hv_cost_cv)));
+    }
+    if c.hv_cost_cv > 0.0 && c.hv_cost_jitter_pct > 0.0 {
+        return err(
+            "host.costs.hv_cost_cv",
+            "cannot be combined with hv_cost_jitter_pct: give the costs a log-normal spread or a uniform band, not both",
+        );
+    }
     if c.private_cache_kib > 0 && (c.llc_refill_ns_per_mib == 0 || c.llc_refill_ns_per_mib > c.cache_refill_ns_per_mib) {
         return err(
             "host.costs.llc_refill_ns_per_mib",
@@ -1767,6 +1776,15 @@ threads = 2
         assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nhv_cost_jitter_pct = 100"), "host.costs.hv_cost_jitter_pct");
         assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nhv_cost_jitter_pct = -1"), "host.costs.hv_cost_jitter_pct");
         assert!(from_toml_str(&with_host("cores_per_socket = 2\n[host.costs]\nhv_cost_jitter_pct = 5")).is_ok());
+    }
+
+    #[test]
+    fn a_log_normal_cost_spread_is_bounded_and_exclusive_with_the_band() {
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nhv_cost_cv = 11"), "host.costs.hv_cost_cv");
+        assert_path(&with_host("cores_per_socket = 2\n[host.costs]\nhv_cost_cv = -0.5"), "host.costs.hv_cost_cv");
+        let e = rejected(&with_host("cores_per_socket = 2\n[host.costs]\nhv_cost_cv = 0.5\nhv_cost_jitter_pct = 2"));
+        assert!(e.reason.starts_with("cannot be combined"), "{e}");
+        assert!(from_toml_str(&with_host("cores_per_socket = 2\n[host.costs]\nhv_cost_cv = 0.5")).is_ok());
     }
 
     #[test]

@@ -225,7 +225,7 @@ impl Simulation {
             ple,
             lazy_context_switch,
             seed,
-            hv_jitter: crate::hv::jitter::HvJitter::new(sc.host.costs.hv_cost_jitter_pct, seed, n_p),
+            hv_jitter: crate::hv::jitter::HvJitter::new(sc.host.costs.hv_cost_jitter_pct, sc.host.costs.hv_cost_cv, seed, n_p),
             actions: Vec::new(),
             idle_wait: IdleWhileWaiting::new(n_p),
             refill_bound: Default::default(),
