@@ -77,8 +77,15 @@ def perturb(d: dict[str, Any], rng: random.Random, scheduler: str) -> None:
             vm["weight"] = rng.choice([64, 256, 1024])
         if rng.random() < 0.1:
             vm["cap_pct"] = rng.choice([0, 50, 100])
-    if rng.random() < 0.3:
+    r = rng.random()
+    if r < 0.3:
         host.setdefault("costs", {})["hv_cost_jitter_pct"] = rng.choice([0, 2, 20])
+        host["costs"].pop("hv_cost_cv", None)
+    elif r < 0.45:
+        # From `r` itself, so that the cases drawn after it are those of the campaigns before
+        # this option existed (the test's seeds keep their recorded failures).
+        host.setdefault("costs", {})["hv_cost_cv"] = (0.2, 0.5, 2.0)[min(2, int((r - 0.3) / 0.05))]
+        host["costs"]["hv_cost_jitter_pct"] = 0
     if rng.random() < 0.2:
         hv["vipi_delivery"] = rng.choice(["ipi", "polling", "posted"])
     if rng.random() < 0.2:
