@@ -38,6 +38,16 @@ BASE_TOML = textwrap.dedent("""\
     """)
 
 
+def load_tool(name: str):
+    """A script of tools/ (not a package) as a module, e.g. ``load_tool("fuzz_inputs")``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def tiny_dict(**top) -> dict:
     """A small valid scenario as a dict: 4 pCPUs, a 2-vCPU parallel VM and a 1-vCPU hog."""
     d = {

@@ -3,11 +3,12 @@ scheduler and arena contender, random host sizes, vCPU counts, guest and hypervi
 controllers. The campaigns below include cases that failed before session 38's fix of halt polling
 under credit's idle-vCPU tasklets (two each in seeds 9 and 15)."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from conftest import load_tool
 
 from vmsched.errors import SimulationError
 
@@ -16,10 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def fuzz():
-    spec = importlib.util.spec_from_file_location("fuzz_invariants", ROOT / "tools" / "fuzz_invariants.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("fuzz_invariants")
 
 
 @pytest.mark.parametrize("seed", [9, 15])
