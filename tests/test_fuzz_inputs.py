@@ -84,3 +84,4 @@ def test_a_case_that_does_not_finish_is_reported_as_a_hang(fuzz, tmp_path):
     r = fuzz.campaign(1, 2, timeout_s=0.001, out=tmp_path)
     assert [f["case"] for f in r["failures"]] == [0, 1]
     assert all("hang" in f["error"] and Path(f["scenario"]).exists() for f in r["failures"])
+

@@ -15,7 +15,8 @@ invariant checker after every event) without an error. So a case fails when
 
 Each case runs in a worker process, so a hang or a crash of the interpreter costs that case only;
 the worker is restarted at the next case. Deterministic: case i of --seed S is the same case
-whatever ran before it (its generator is seeded with S and i).
+whatever ran before it (its generator is seeded with S and i), as long as the schema keeps its
+fields (the mutations are drawn over the normalised scenario's fields).
 
 Usage (from the repository root, with .venv active):
     python tools/fuzz_inputs.py [--seed N] [--cases N] [--timeout-s S] [--out DIR]
@@ -30,6 +31,7 @@ import random
 import selectors
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -194,10 +196,12 @@ def campaign(seed: int, cases: int, timeout_s: float = 20.0, out: Path | None = 
     failures: list[dict[str, Any]] = []
     i = 0
     while i < cases:
+        # stderr to a file, not a pipe: a worker printing many panics must not block on it.
+        errf = tempfile.TemporaryFile("w+")
         proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", "--seed", str(seed), "--start", str(i), "--end", str(cases),
              "--max-memory-gb", str(max_memory_gb)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+            stdout=subprocess.PIPE, stderr=errf, text=True, cwd=ROOT)
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ)
         current, started_at, verdict = i, time.monotonic(), None
@@ -210,7 +214,8 @@ def campaign(seed: int, cases: int, timeout_s: float = 20.0, out: Path | None = 
             line = proc.stdout.readline()
             if not line:  # the worker died (a crash of the interpreter)
                 proc.wait()
-                err = proc.stderr.read().strip().splitlines()
+                errf.seek(0)
+                err = errf.read().strip().splitlines()
                 verdict = {"verdict": "fail", "stage": "run",
                            "error": f"worker died (exit {proc.returncode}): {err[-1][:300] if err else ''}"}
                 break
@@ -226,6 +231,7 @@ def campaign(seed: int, cases: int, timeout_s: float = 20.0, out: Path | None = 
             if i >= cases:
                 break
         sel.close()
+        errf.close()
         if verdict is not None:
             failures.append(_report(seed, current, verdict, parsed, out))
             i = current + 1
