@@ -34,8 +34,8 @@ class Simulation:
             sc = Scenario.from_json(scenario)
         else:
             sc = Scenario.load(scenario)
-        if scheduler is not None and not isinstance(scheduler, str):
-            raise TypeError(f"scheduler must be a string such as 'credit', got {type(scheduler).__name__}")
+        if scheduler is not None:
+            check_scheduler(scheduler, path="hypervisor.scheduler")
         check_args(None, seed, check)
         self._sim = _core.Simulation(sc.to_json(), scheduler, None if seed is None else int(seed.__index__()), check)
 

@@ -150,13 +150,11 @@ class Scenario:
             return data
         if not isinstance(data, Mapping):
             raise TypeError(f"a scenario must be a dict, got {type(data).__name__}")
-        bad = _unserialisable(data)
-        if bad:
-            raise ScenarioError(*bad)
         try:
             text = json.dumps(data, default=_json_default, allow_nan=False)
         except (TypeError, ValueError) as e:
-            raise ScenarioError("", f"scenario is not JSON-serialisable: {e}") from None
+            bad = None if "Circular" in str(e) else _unserialisable(data)
+            raise ScenarioError(*(bad or ("", f"scenario is not JSON-serialisable: {e}"))) from None
         return cls.from_json(text)
 
     @classmethod

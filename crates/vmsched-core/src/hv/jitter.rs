@@ -41,12 +41,19 @@
 use crate::engine::{Ns, RngStream};
 use crate::sim::state::PcpuId;
 
+/// The factor a hypervisor cost is multiplied by.
+#[derive(Debug, Clone, Copy)]
+enum Spread {
+    Off,
+    /// Uniform in [1 - half_width, 1 + half_width] (`host.costs.hv_cost_jitter_pct` / 100).
+    Uniform { half_width: f64 },
+    /// Log-normal, mean 1 (`host.costs.hv_cost_cv`).
+    LogNormal { cv: f64 },
+}
+
 #[derive(Debug)]
 pub struct HvJitter {
-    /// Half-width of the uniform factor's range, as a fraction (0: off).
-    frac: f64,
-    /// Coefficient of variation of the log-normal factor (0: off; `host.costs.hv_cost_cv`).
-    cv: f64,
+    spread: Spread,
     streams: Vec<RngStream>,
 }
 
@@ -54,10 +61,18 @@ impl HvJitter {
     /// `jitter_pct` (a uniform band) and `cv` (a log-normal spread) are exclusive; validation
     /// refuses both at once.
     pub fn new(jitter_pct: f64, cv: f64, seed: u64, n_pcpus: usize) -> Self {
-        let frac = jitter_pct / 100.0;
-        let on = frac > 0.0 || cv > 0.0;
-        let streams = if on { (0..n_pcpus).map(|p| RngStream::new(seed, &format!("pcpu{p}/hv"))).collect() } else { Vec::new() };
-        HvJitter { frac, cv, streams }
+        let spread = if cv > 0.0 {
+            Spread::LogNormal { cv }
+        } else if jitter_pct > 0.0 {
+            Spread::Uniform { half_width: jitter_pct / 100.0 }
+        } else {
+            Spread::Off
+        };
+        let streams = match spread {
+            Spread::Off => Vec::new(),
+            _ => (0..n_pcpus).map(|p| RngStream::new(seed, &format!("pcpu{p}/hv"))).collect(),
+        };
+        HvJitter { spread, streams }
     }
 
     /// The time a hypervisor cost of nominal `ns` takes on pCPU `p` this once.
@@ -65,14 +80,12 @@ impl HvJitter {
         if ns == 0 {
             return ns;
         }
-        if self.cv > 0.0 {
-            return (ns as f64 * self.streams[p].lognormal(1.0, self.cv)).round() as Ns;
-        }
-        if self.frac <= 0.0 {
-            return ns;
-        }
-        let u = self.streams[p].uniform();
-        (ns as f64 * (1.0 + self.frac * (2.0 * u - 1.0))).round() as Ns
+        let factor = match self.spread {
+            Spread::Off => return ns,
+            Spread::Uniform { half_width } => 1.0 + half_width * (2.0 * self.streams[p].uniform() - 1.0),
+            Spread::LogNormal { cv } => self.streams[p].lognormal(1.0, cv),
+        };
+        (ns as f64 * factor).round() as Ns
     }
 }
 

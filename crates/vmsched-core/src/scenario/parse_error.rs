@@ -137,7 +137,7 @@ pub fn reword(msg: &str, got: Option<&Value>, choices: Option<&str>) -> String {
 pub fn choices_at<T: serde::de::DeserializeOwned>(doc: &Value, path: &str) -> Option<String> {
     const PROBE: &str = "\u{7f}?";
     let mut probe = doc.clone();
-    *node_at_mut(&mut probe, path)? = Value::String(PROBE.into());
+    *probe.pointer_mut(&pointer(path)?)? = Value::String(PROBE.into());
     let e = serde_path_to_error::deserialize::<_, T>(&probe).err()?;
     let msg = e.inner().to_string();
     let rest = msg.strip_prefix(&format!("unknown variant `{PROBE}`, expected "))?;
@@ -146,45 +146,24 @@ pub fn choices_at<T: serde::de::DeserializeOwned>(doc: &Value, path: &str) -> Op
 
 /// The value at a `serde_path_to_error` path such as `vms[0].workloads[1]`.
 pub fn node_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
-    let mut node = root;
-    for step in steps(path)? {
-        node = match step {
-            Step::Key(k) => node.get(k)?,
-            Step::Index(i) => node.get(i)?,
-        };
-    }
-    Some(node)
+    root.pointer(&pointer(path)?)
 }
 
-fn node_at_mut<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
-    let mut node = root;
-    for step in steps(path)? {
-        node = match step {
-            Step::Key(k) => node.get_mut(k)?,
-            Step::Index(i) => node.get_mut(i)?,
-        };
-    }
-    Some(node)
-}
-
-enum Step<'a> {
-    Key(&'a str),
-    Index(usize),
-}
-
-/// `vms[0].workloads[1]` as keys and indices.
-fn steps(path: &str) -> Option<Vec<Step<'_>>> {
-    let mut out = Vec::new();
+/// That path as a JSON pointer (RFC 6901, serde_json's `Value::pointer`): `/vms/0/workloads/1`.
+fn pointer(path: &str) -> Option<String> {
+    let mut out = String::new();
     for part in path.split('.') {
         let (key, indices) = match part.find('[') {
             Some(i) => (&part[..i], &part[i..]),
             None => (part, ""),
         };
         if !key.is_empty() {
-            out.push(Step::Key(key));
+            out.push('/');
+            out.push_str(&key.replace('~', "~0").replace('/', "~1"));
         }
         for idx in indices.split('[').skip(1) {
-            out.push(Step::Index(idx.strip_suffix(']')?.parse::<usize>().ok()?));
+            let i: usize = idx.strip_suffix(']')?.parse().ok()?;
+            out.push_str(&format!("/{i}"));
         }
     }
     Some(out)
