@@ -64,17 +64,6 @@ def guest_default_options() -> dict[str, Any]:
 #: path alone), the flush IPI ``phys_ipi_ns`` 1,000 ns (an estimate).
 XEN_HOST_PARAMS: Mapping[str, Any] = {"lazy_context_switch": True}
 
-#: The dither of hypervisor costs (``host.costs.hv_cost_jitter_pct``, hv/jitter.rs) on
-#: flex-parallel's balance+cap Linux 2.6.3x KVM host, a fixed PLE window (seed 000's Linux 3.13
-#: KVM took it in sessions 36-39; since session 40 it takes :data:`KVM_EXIT_COST_CV`): with constant costs the window's periodic exits phase-lock
-#: (docs/scenarios.md, "An older KVM host"). 2 %: the smallest of those tried that ends the
-#: locks (1 % ends the sync-heavy freeze too); larger dithers move some baselines further (vips'
-#: 2VM/1VM total 3.21 undithered, 3.16 at 2 %, 2.98 at 10 %, 2.81 at 20 %): how variable a
-#: real host's timing is, is a model input no seed gives, so the reproductions take the least
-#: perturbation that ends the phase locks (session 36 rule, calibration.toml's flexcore
-#: records; docs/calibration.md). A dither, not a fitted value.
-FIXED_WINDOW_HV_JITTER_PCT = 2.0
-
 #: The PLE flags of a KVM host before Linux 3.18 (seed 000's 3.13, balance scheduling's
 #: 2.6.3x; docs/scenarios.md, "An older KVM host"): a fixed window, directed-yield candidates
 #: any preempted sibling (no 4.15 kernel-mode filter) and never a vCPU woken from halt (5.3).
@@ -87,8 +76,12 @@ PRE_3_18_KVM_PLE: Mapping[str, Any] = {"grow": 1, "boost_woken": False, "yield_t
 #: hyper-v", 1 June 2021). perf prints each exit reason's mean with its relative standard error
 #: (tools/perf/util/stat.c: sqrt(var / n) / mean), so one exit's CV is that error x sqrt(n):
 #: APIC_WRITE 0.75, EXTERNAL_INTERRUPT 0.69, DR_ACCESS 0.44, VMCALL 0.41, EOI_INDUCED 0.18; the
-#: median, 0.44. Seed 000's host takes it since session 40 (rule H, calibration.toml's flexcore
-#: records; docs/calibration.md, "Timing noise and phase locks"). A sourced input, not fitted.
+#: median, 0.44. Every reproduction host that is a KVM host with a fixed PLE window takes it:
+#: seed 000's Linux 3.13 (since session 40, rule H, calibration.toml's flexcore records) and
+#: flex-parallel's balance+cap Linux 2.6.3x (session 40, rule I). Sessions 36-39 dithered both
+#: by a uniform ±2 % instead (``hv_cost_jitter_pct``, the least that ended the phase locks of
+#: constant costs, unsourced); docs/calibration.md, "Timing noise and phase locks". A sourced
+#: input, not fitted.
 KVM_EXIT_COST_CV = 0.44
 
 
@@ -96,12 +89,6 @@ def spread(host: Mapping[str, Any]) -> dict[str, Any]:
     """``host`` with its hypervisor costs spread as a busy KVM host's exits are
     (:data:`KVM_EXIT_COST_CV`)."""
     return {**host, "costs": {**host.get("costs", {}), "hv_cost_cv": KVM_EXIT_COST_CV}}
-
-
-def dithered(host: Mapping[str, Any]) -> dict[str, Any]:
-    """``host`` with its hypervisor costs dithered as on every fixed-window host
-    (:data:`FIXED_WINDOW_HV_JITTER_PCT`)."""
-    return {**host, "costs": {**host.get("costs", {}), "hv_cost_jitter_pct": FIXED_WINDOW_HV_JITTER_PCT}}
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ import copy
 from pathlib import Path
 from typing import Any, Mapping
 
-from .core import PRE_3_18_KVM_PLE, XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run, dithered, seeds_in
+from .core import PRE_3_18_KVM_PLE, XEN_HOST_PARAMS, Claim, Quantity, Reproduction, Run, seeds_in, spread
 
 S002 = "002_4e0f89b222427189.txt"
 
@@ -275,11 +275,12 @@ def _mix_runs(quick: bool) -> list[Run]:
     # directed-yield candidates are preempted vCPUs only, as before Linux 5.3, whether
     # preempted in guest kernel or user mode, as before 4.15's kernel-mode filter (since
     # session 35); a fixed PLE window (growth came with 3.18) and no halt polling (4.0), with
-    # the hypervisor's costs dithered as on every fixed-window host (hv/jitter.rs; since
-    # session 36, docs/scenarios.md "An older KVM host").
+    # the hypervisor's costs spread as a busy KVM host's exits are (core.KVM_EXIT_COST_CV, as
+    # seed 000's host; since session 40, rule I; a ±2 % dither in sessions 36-39; constant
+    # costs phase-lock a fixed window, docs/scenarios.md "An older KVM host").
     balance_cap["hypervisor"] = {"scheduler": "balance", "params": {"host": "cfs"},
                                  "ple": dict(PRE_3_18_KVM_PLE), "halt_poll": {"max_ns": 0}}
-    balance_cap["host"] = dithered(balance_cap["host"])
+    balance_cap["host"] = spread(balance_cap["host"])
     balance_credit_cap = mix(quick, MIX_CAP_PCT)
     balance_credit_cap["hypervisor"] = {"scheduler": "balance", "params": {**XEN_HOST_PARAMS, "host": "credit"}}
     scenarios = {"xen": flex_policy(m, *XEN), "flexw": flex_policy(m, *FLEXW), "flex": flex_policy(m, *FLEX),
