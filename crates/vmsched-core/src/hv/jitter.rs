@@ -31,12 +31,17 @@
 //! constant costs' doing.
 //!
 //! A busy host's spread is far wider: per-exit coefficients of variation of 0.2-0.75 follow
-//! from `perf kvm stat` reports (n and the mean's relative standard error; docs/calibration.md,
-//! "A sourced spread", qemu-devel, June 2021). Not adopted: see there for what adopting it needs.
+//! from `perf kvm stat` reports (n and the mean's relative standard error; qemu-devel, June
+//! 2021; docs/calibration.md, "Timing noise and phase locks"), with a long right tail. So
+//! `host.costs.hv_cost_cv` = c > 0 draws the factor instead from a log-normal of mean 1 and
+//! CV c (same stream; exclusive with the band). The reproductions' KVM hosts set c = 0.44, the
+//! median of that report's reasons (python/vmsched/reproduce/core.py KVM_EXIT_COST_CV; since
+//! session 40, seed 000's applications refitted under it).
 //!
-//! Leaves out: the shape of the real distribution (heavy-tailed; uniform here, to dither, not
-//! to fit), jitter of guest costs, of IPI latencies and of timers. Default 0: off, every cost
-//! a constant, so hosts calibrated without it do not move.
+//! Leaves out: the real distribution's exact shape (log-normal stands for a long right tail),
+//! a different spread per exit reason (one CV for every cost), jitter of guest costs, of IPI
+//! latencies and of timers. Default: off, every cost a constant, so hosts calibrated without
+//! it do not move.
 
 use crate::engine::{Ns, RngStream};
 use crate::sim::state::PcpuId;
