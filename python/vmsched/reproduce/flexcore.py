@@ -181,10 +181,10 @@ def host() -> dict:
     # seed 000 §4.1: two Intel Xeon E7-4807 6-core sockets (1.86 GHz), hyper-threading off.
     # Hypervisor costs spread as a busy KVM host's exits are (core.KVM_EXIT_COST_CV, a sourced
     # CV of 0.44, log-normal; since session 40, rule H). Sessions 36-39 dithered them by ±2 %
-    # (core.dithered): with every cost a constant, the fixed PLE window's periodic exits
-    # phase-lock (docs/scenarios.md, "An older KVM host"), which biased these baselines; the
-    # sourced spread ends the locks as the dither did and the four applications were refitted
-    # under it (calibration.toml, flexcore, session 40 record).
+    # (host.costs.hv_cost_jitter_pct): with every cost a constant, the fixed PLE window's
+    # periodic exits phase-lock (docs/scenarios.md, "An older KVM host"), which biased these
+    # baselines; the sourced spread ends the locks as the dither did and the four applications
+    # were refitted under it (calibration.toml, flexcore, session 40 record).
     return spread({"sockets": 2, "cores_per_socket": 6, "numa_nodes": 2, "cpu_ghz": 1.86})
 
 
