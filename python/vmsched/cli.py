@@ -618,7 +618,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="exploratory: change a field in every run whose scenario has it "
                     "(or its parser fills it in at its default), e.g. controller.params.ratio=0.9 "
-                    "(a parameter the seed does not give) or host.costs.hv_cost_jitter_pct=2; "
+                    "(a parameter the seed does not give) or host.costs.hv_cost_cv=0.2; "
                     "the report is marked as not the reference (repeatable)")
     rp.set_defaults(func=cmd_reproduce)
     cp = sub.add_parser("compare", help="what moved between two vmsched reproduce outputs "
