@@ -10,7 +10,7 @@ mod queue;
 mod rng;
 
 pub use queue::{EventQueue, Timer};
-pub use rng::{stream_seed, RngStream};
+pub use rng::{log_normal, stream_seed, RngStream};
 
 /// Simulated time in nanoseconds.
 pub type Ns = u64;

@@ -66,15 +66,29 @@ impl RngStream {
 
     /// Log-normal with the given mean and coefficient of variation.
     pub fn lognormal(&mut self, mean: f64, cv: f64) -> f64 {
-        let x = if mean <= 0.0 {
-            0.0
-        } else {
-            let s2 = (1.0 + cv * cv).ln();
-            let mu = mean.ln() - 0.5 * s2;
-            LogNormal::new(mu, s2.sqrt()).map(|d| d.sample(&mut self.rng)).unwrap_or(mean)
+        let x = match log_normal(mean, cv) {
+            Some(d) => d.sample(&mut self.rng),
+            None if mean <= 0.0 => 0.0,
+            None => mean,
         };
         self.note(x)
     }
+
+    /// A draw from a distribution built once by the caller (e.g. [`log_normal`] on a hot path).
+    pub fn sample(&mut self, d: &impl Distribution<f64>) -> f64 {
+        let x = d.sample(&mut self.rng);
+        self.note(x)
+    }
+}
+
+/// The log-normal of the given mean and coefficient of variation (None for a mean ≤ 0 or a
+/// CV that gives no valid distribution).
+pub fn log_normal(mean: f64, cv: f64) -> Option<LogNormal<f64>> {
+    if mean <= 0.0 {
+        return None;
+    }
+    let s2 = (1.0 + cv * cv).ln();
+    LogNormal::new(mean.ln() - 0.5 * s2, s2.sqrt()).ok()
 }
 
 #[cfg(test)]

@@ -246,7 +246,7 @@ pub struct CostParams {
     /// Heavy-tailed spread of hypervisor costs (`hv::jitter`), instead of the band above: each
     /// cost takes its nominal time times a log-normal factor of mean 1 and this coefficient of
     /// variation. A busy KVM host's exit times spread by 0.2-0.75 (perf kvm stat reports;
-    /// docs/calibration.md, "A sourced spread"). 0 = off (default). At most 10; not together
+    /// docs/calibration.md, "Timing noise and phase locks"). 0 = off (default). At most 10; not together
     /// with `hv_cost_jitter_pct`.
     pub hv_cost_cv: f64,
 }

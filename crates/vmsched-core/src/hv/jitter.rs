@@ -43,8 +43,9 @@
 //! latencies and of timers. Default: off, every cost a constant, so hosts calibrated without
 //! it do not move.
 
-use crate::engine::{Ns, RngStream};
+use crate::engine::{log_normal, Ns, RngStream};
 use crate::sim::state::PcpuId;
+use rand_distr::LogNormal;
 
 /// The factor a hypervisor cost is multiplied by.
 #[derive(Debug, Clone, Copy)]
@@ -52,8 +53,8 @@ enum Spread {
     Off,
     /// Uniform in [1 - half_width, 1 + half_width] (`host.costs.hv_cost_jitter_pct` / 100).
     Uniform { half_width: f64 },
-    /// Log-normal, mean 1 (`host.costs.hv_cost_cv`).
-    LogNormal { cv: f64 },
+    /// Log-normal, mean 1, of CV `host.costs.hv_cost_cv` (built once: every cost draws from it).
+    LogNormal(LogNormal<f64>),
 }
 
 #[derive(Debug)]
@@ -67,7 +68,7 @@ impl HvJitter {
     /// refuses both at once.
     pub fn new(jitter_pct: f64, cv: f64, seed: u64, n_pcpus: usize) -> Self {
         let spread = if cv > 0.0 {
-            Spread::LogNormal { cv }
+            log_normal(1.0, cv).map_or(Spread::Off, Spread::LogNormal)
         } else if jitter_pct > 0.0 {
             Spread::Uniform { half_width: jitter_pct / 100.0 }
         } else {
@@ -88,7 +89,7 @@ impl HvJitter {
         let factor = match self.spread {
             Spread::Off => return ns,
             Spread::Uniform { half_width } => 1.0 + half_width * (2.0 * self.streams[p].uniform() - 1.0),
-            Spread::LogNormal { cv } => self.streams[p].lognormal(1.0, cv),
+            Spread::LogNormal(ref d) => self.streams[p].sample(d),
         };
         (ns as f64 * factor).round() as Ns
     }
