@@ -97,6 +97,26 @@ TIME_SCALE_QUICK = 30.0
 #: (except swaptions', below), lock sections per iteration, each on its own lock (one lock
 #: would saturate in the 1VM run at the critical-section lengths the kernel ratios need), a
 #: barrier every 50 iterations with 50 µs of spin.
+#: The barrier is not the programs' own (PARSEC 3.0 sources, read in session 41):
+#: - swaptions' workers share nothing until pthread_join (HJM_Securities.cpp ``worker``; no
+#:   lock either, and the six mallocs and frees of 32 B-4 KiB per block of 16 trials reuse the
+#:   thread's arena: glibc 2.19 gives a heap's memory back only when its top exceeds the
+#:   128 KiB pad, malloc/arena.c ``heap_trim``, which a steady cycle of a few KiB does not
+#:   reach);
+#: - vips hands out 64x64 tiles under a mutex and each buffer of tile rows to a write-behind
+#:   thread through semaphores (libvips 7.22 threadpool.c, sinkdisc.c), with no barrier;
+#: - dedup's stages are joined by queues (encoder.c, queue.c), with no barrier;
+#: - streamcluster's pgain passes nine PARSEC barriers per call (parsec_barrier.cpp: a mutex,
+#:   about 0.1 ms of spin, then a condition variable).
+#: In the model the barrier is where vips', swaptions' and streamcluster's 2VM slowdowns come
+#: from: without it, at their recorded points, their 2VM/1VM total ratios are 1.99, 1.99 and
+#: 2.00, the kernel ratios 1.04, 1.05 and 1.02, the 2VM IPI and spin shares 0.0-0.2 % and
+#: 0.1-1.4 % (seeds 1-3, full length, session 41 probe). So for these three it stands for
+#: whatever couples the seed's threads (unknown for swaptions, whose source has no
+#: synchronisation yet whose kernel time grows 9x, Fig. 1), and their fitted sections and
+#: shootdowns are calibrated through it. dedup without it was refitted by rule L and reached 2
+#: of its 4 baselines at best, against 3 with it (calibration.toml, flexcore, session 41
+#: record): not adopted.
 COMPUTE_US = 200.0
 #: Applications whose compute grain is fitted (``flexcore.<app>.compute_us``): swaptions, the
 #: one application with a seed PLE rate before ballooning (§4.4, "approximately 500 kHz"),
