@@ -48,8 +48,8 @@ GRID = Path(__file__).resolve().parent.parent / "tools" / "calibrate" / "flexcor
 #: grid must judge its points by (the seed's Fig. 1 ratios; dedup's Fig. 2 shares; swaptions'
 #: §4.4 rate).
 AXES = {"dedup": (("sections", "shootdown_every", "wait_us"), ("ipi_pct_2vm", "spin_pct_2vm")),
-        "vips": (("cs_us", "shootdown_every"), ()),
-        "swaptions": (("compute_us", "cs_us", "shootdown_every"), ("ple_rate_before_khz",)),
+        "vips": (("barrier_every", "cs_us", "shootdown_every"), ()),
+        "swaptions": (("barrier_every", "compute_us", "cs_us", "shootdown_every"), ("ple_rate_before_khz",)),
         "streamcluster": (("cs_us", "shootdown_every"), ())}
 
 
@@ -95,6 +95,20 @@ def test_only_swaptions_compute_grain_is_fitted_the_others_keep_the_shared_grain
     assert flexcore.compute_us("swaptions") == calibration.fitted("flexcore.swaptions.compute_us")
     for app in ("dedup", "vips", "streamcluster"):
         assert flexcore.compute_us(app) == flexcore.COMPUTE_US
+
+
+def test_only_vips_and_swaptions_barrier_period_is_fitted_the_others_keep_the_shared_one():
+    # Rule M (session 41): the period is fitted only where the program has no barrier of its
+    # own and the model's barrier is what couples its threads; dedup and streamcluster keep
+    # flexcore.BARRIER_EVERY, and every workload's barrier comes from barrier_every().
+    from vmsched.reproduce import calibration, flexcore
+
+    for app in ("vips", "swaptions"):
+        assert flexcore.barrier_every(app) == calibration.fitted(f"flexcore.{app}.barrier_every")
+        assert flexcore.workload(app, flexcore.TIME_SCALE)["barrier_every"] == flexcore.barrier_every(app)
+    assert flexcore.workload("streamcluster", flexcore.TIME_SCALE)["barrier_every"] == flexcore.BARRIER_EVERY
+    body = flexcore.workload("dedup", flexcore.TIME_SCALE)["groups"][0]["program"][0]["body"]
+    assert [op["n"] for op in body if op["op"] == "every" and op["body"][0]["op"] == "barrier"] == [flexcore.BARRIER_EVERY]
 
 
 def test_a_calibration_trial_answers_its_values_and_restores_the_recorded_ones():

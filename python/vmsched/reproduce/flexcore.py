@@ -13,7 +13,8 @@ and the simulator spends about 1 µs of wall time per exit (measured: 0.18 M exi
 The four applications are pools of 12 workers (compute, spinlock sections, TLB shootdowns,
 barriers) whose lock and shootdown parameters are fitted per application to the baseline of
 Fig. 1 (1 VM vs 2 VMs, no FlexCore; swaptions' compute grain too, jointly with its 2VM PLE
-rate, §4.4: :data:`COMPUTE_FITTED`), and whose length (iterations per worker) is fitted to the
+rate, §4.4: :data:`COMPUTE_FITTED`; vips' and swaptions' barrier period too, since session 41:
+:data:`BARRIER_FITTED`), and whose length (iterations per worker) is fitted to the
 baseline column of Table 1 (PLE exits in the 2-VM case); see ``calibration.toml``
 ``flexcore.*``. vips, swaptions
 and streamcluster are ``parallel`` workloads. dedup has the structure §4.2 gives it: "a
@@ -127,6 +128,10 @@ LOCKS_PER_ITERATION = 2
 LOCKS = 2
 BARRIER_EVERY = 50
 BARRIER_SPIN_US = 50.0
+#: Applications whose barrier period is fitted (``flexcore.<app>.barrier_every``; session 41,
+#: rule M): vips and swaptions, whose sources have no barrier, so that the period is the
+#: model's coupling strength for them (see above), fitted to their baselines.
+BARRIER_FITTED = ("vips", "swaptions")
 #: The seed's guests wake remote threads through the wake list (Linux 3.13 under QEMU 1.7, no
 #: virtual L3: ``scenario`` and docs/model.md §2.3); since session 37 (calibration.toml, the
 #: session 37 record; the fitted baselines do not move: one thread per vCPU wakes onto idle
@@ -243,6 +248,11 @@ def compute_us(app: str) -> float:
     return fitted(f"flexcore.{app}.compute_us") if app in COMPUTE_FITTED else COMPUTE_US
 
 
+def barrier_every(app: str) -> int:
+    """Iterations between the application's barriers."""
+    return int(fitted(f"flexcore.{app}.barrier_every")) if app in BARRIER_FITTED else BARRIER_EVERY
+
+
 def workload(app: str, k: float) -> dict:
     if app == "dedup":
         return _dedup(k)
@@ -253,7 +263,7 @@ def workload(app: str, k: float) -> dict:
         "locks_per_iteration": LOCKS_PER_ITERATION, "locks": LOCKS,
         "cs_us": fitted(f"flexcore.{app}.cs_us"),
         "shootdown_every": int(fitted(f"flexcore.{app}.shootdown_every")),
-        "barrier_every": BARRIER_EVERY,
+        "barrier_every": barrier_every(app),
         "barrier_spin_us": BARRIER_SPIN_US,
     }
 
