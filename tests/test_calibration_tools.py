@@ -50,7 +50,7 @@ GRID = Path(__file__).resolve().parent.parent / "tools" / "calibrate" / "flexcor
 AXES = {"dedup": (("sections", "shootdown_every", "wait_us"), ("ipi_pct_2vm", "spin_pct_2vm")),
         "vips": (("barrier_every", "cs_us", "shootdown_every"), ()),
         "swaptions": (("barrier_every", "compute_us", "cs_us", "shootdown_every"), ("ple_rate_before_khz",)),
-        "streamcluster": (("cs_us", "shootdown_every"), ())}
+        "streamcluster": (("barrier_every", "cs_us", "shootdown_every"), ())}
 
 
 @pytest.mark.parametrize("app", sorted(AXES))
@@ -97,16 +97,15 @@ def test_only_swaptions_compute_grain_is_fitted_the_others_keep_the_shared_grain
         assert flexcore.compute_us(app) == flexcore.COMPUTE_US
 
 
-def test_only_vips_and_swaptions_barrier_period_is_fitted_the_others_keep_the_shared_one():
-    # Rule M (session 41): the period is fitted only where the program has no barrier of its
-    # own and the model's barrier is what couples its threads; dedup and streamcluster keep
-    # flexcore.BARRIER_EVERY, and every workload's barrier comes from barrier_every().
+def test_dedup_alone_keeps_the_shared_barrier_period_the_others_have_theirs_fitted():
+    # Rules M and O (session 41): vips', swaptions' and streamcluster's periods are fitted values
+    # read through barrier_every(); dedup keeps flexcore.BARRIER_EVERY (rule N: no better fit).
     from vmsched.reproduce import calibration, flexcore
 
-    for app in ("vips", "swaptions"):
+    for app in ("vips", "swaptions", "streamcluster"):
         assert flexcore.barrier_every(app) == calibration.fitted(f"flexcore.{app}.barrier_every")
         assert flexcore.workload(app, flexcore.TIME_SCALE)["barrier_every"] == flexcore.barrier_every(app)
-    assert flexcore.workload("streamcluster", flexcore.TIME_SCALE)["barrier_every"] == flexcore.BARRIER_EVERY
+    assert "flexcore.dedup.barrier_every" not in calibration.entries()
     body = flexcore.workload("dedup", flexcore.TIME_SCALE)["groups"][0]["program"][0]["body"]
     assert [op["n"] for op in body if op["op"] == "every" and op["body"][0]["op"] == "barrier"] == [flexcore.BARRIER_EVERY]
 
