@@ -106,6 +106,21 @@ def test_dedup_alone_keeps_the_shared_barrier_period_the_others_have_theirs_fitt
         assert flexcore.barrier_every(app) == calibration.fitted(f"flexcore.{app}.barrier_every")
         assert flexcore.workload(app, flexcore.TIME_SCALE)["barrier_every"] == flexcore.barrier_every(app)
     assert "flexcore.dedup.barrier_every" not in calibration.entries()
+
+
+def test_streamcluster_barrier_spins_as_parsecs_the_stand_in_barriers_keep_the_shared_spin():
+    # Rule P (session 41): streamcluster's barrier is PARSEC's own, about 0.1 ms of polling
+    # before it blocks; vips' and swaptions' barriers stand for a coupling their programs do not
+    # have and keep the shared spin, as does dedup's.
+    from vmsched.reproduce import flexcore
+
+    assert flexcore.STREAMCLUSTER_BARRIER_SPIN_US == 100.0
+    assert flexcore.workload("streamcluster", flexcore.TIME_SCALE)["barrier_spin_us"] == 100.0
+    for app in ("vips", "swaptions"):
+        assert flexcore.workload(app, flexcore.TIME_SCALE)["barrier_spin_us"] == flexcore.BARRIER_SPIN_US
+    body = flexcore.workload("dedup", flexcore.TIME_SCALE)["groups"][0]["program"][0]["body"]
+    spins = [op["body"][0]["spin_us"] for op in body if op["op"] == "every" and op["body"][0]["op"] == "barrier"]
+    assert spins == [flexcore.BARRIER_SPIN_US]
     body = flexcore.workload("dedup", flexcore.TIME_SCALE)["groups"][0]["program"][0]["body"]
     assert [op["n"] for op in body if op["op"] == "every" and op["body"][0]["op"] == "barrier"] == [flexcore.BARRIER_EVERY]
 

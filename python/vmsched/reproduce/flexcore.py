@@ -128,6 +128,10 @@ LOCKS_PER_ITERATION = 2
 LOCKS = 2
 BARRIER_EVERY = 50
 BARRIER_SPIN_US = 50.0
+#: streamcluster's barrier is PARSEC's own (parsec_barrier.cpp, ENABLE_SPIN_BARRIER on by
+#: default): a waiter polls the barrier's phase SPIN_COUNTER_MAX = 35,000 times, "about 0.1 ms"
+#: by the source's comment, before it blocks on the condition variable (session 41, rule P).
+STREAMCLUSTER_BARRIER_SPIN_US = 100.0
 #: Applications whose barrier period is fitted (``flexcore.<app>.barrier_every``; session 41):
 #: vips and swaptions (rule M), whose sources have no barrier, so that the period is the
 #: model's coupling strength for them (see above), and streamcluster (rule O), whose barriers
@@ -266,7 +270,7 @@ def workload(app: str, k: float) -> dict:
         "cs_us": fitted(f"flexcore.{app}.cs_us"),
         "shootdown_every": int(fitted(f"flexcore.{app}.shootdown_every")),
         "barrier_every": barrier_every(app),
-        "barrier_spin_us": BARRIER_SPIN_US,
+        "barrier_spin_us": STREAMCLUSTER_BARRIER_SPIN_US if app == "streamcluster" else BARRIER_SPIN_US,
     }
 
 
