@@ -106,6 +106,8 @@ def test_dedup_alone_keeps_the_shared_barrier_period_the_others_have_theirs_fitt
         assert flexcore.barrier_every(app) == calibration.fitted(f"flexcore.{app}.barrier_every")
         assert flexcore.workload(app, flexcore.TIME_SCALE)["barrier_every"] == flexcore.barrier_every(app)
     assert "flexcore.dedup.barrier_every" not in calibration.entries()
+    body = flexcore.workload("dedup", flexcore.TIME_SCALE)["groups"][0]["program"][0]["body"]
+    assert [op["n"] for op in body if op["op"] == "every" and op["body"][0]["op"] == "barrier"] == [flexcore.BARRIER_EVERY]
 
 
 def test_streamcluster_barrier_spins_as_parsecs_the_stand_in_barriers_keep_the_shared_spin():
@@ -121,8 +123,6 @@ def test_streamcluster_barrier_spins_as_parsecs_the_stand_in_barriers_keep_the_s
     body = flexcore.workload("dedup", flexcore.TIME_SCALE)["groups"][0]["program"][0]["body"]
     spins = [op["body"][0]["spin_us"] for op in body if op["op"] == "every" and op["body"][0]["op"] == "barrier"]
     assert spins == [flexcore.BARRIER_SPIN_US]
-    body = flexcore.workload("dedup", flexcore.TIME_SCALE)["groups"][0]["program"][0]["body"]
-    assert [op["n"] for op in body if op["op"] == "every" and op["body"][0]["op"] == "barrier"] == [flexcore.BARRIER_EVERY]
 
 
 def test_a_calibration_trial_answers_its_values_and_restores_the_recorded_ones():

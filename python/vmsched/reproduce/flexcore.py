@@ -97,7 +97,9 @@ TIME_SCALE_QUICK = 30.0
 #: Shared structure of the four workloads (not fitted; one choice for all): the compute grain
 #: (except swaptions', below), lock sections per iteration, each on its own lock (one lock
 #: would saturate in the 1VM run at the critical-section lengths the kernel ratios need), a
-#: barrier every 50 iterations with 50 µs of spin.
+#: barrier every 50 iterations with 50 µs of spin (since session 41 dedup's period alone; the
+#: others' are fitted, :data:`BARRIER_FITTED`, and streamcluster's barrier spins as PARSEC's,
+#: :data:`STREAMCLUSTER_BARRIER_SPIN_US`).
 #: The barrier is not the programs' own (PARSEC 3.0 sources, read in session 41):
 #: - swaptions' workers share nothing until pthread_join (HJM_Securities.cpp ``worker``; no
 #:   lock either, and the six mallocs and frees of 32 B-4 KiB per block of 16 trials reuse the
@@ -110,7 +112,7 @@ TIME_SCALE_QUICK = 30.0
 #: - streamcluster's pgain passes nine PARSEC barriers per call (parsec_barrier.cpp: a mutex,
 #:   about 0.1 ms of spin, then a condition variable).
 #: In the model the barrier is where vips', swaptions' and streamcluster's 2VM slowdowns come
-#: from: without it, at their recorded points, their 2VM/1VM total ratios are 1.99, 1.99 and
+#: from: without it, at their session 40 points, their 2VM/1VM total ratios are 1.99, 1.99 and
 #: 2.00, the kernel ratios 1.04, 1.05 and 1.02, the 2VM IPI and spin shares 0.0-0.2 % and
 #: 0.1-1.4 % (seeds 1-3, full length, session 41 probe). So for these three it stands for
 #: whatever couples the seed's threads (unknown for swaptions, whose source has no
