@@ -467,8 +467,8 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "edge of the ratio's band"),
         "average_reduction_pct":
             Gap(
-                "The mean of the four, under a point below the band: swaptions' and "
-                "streamcluster's reductions are short (see them).",
+                "Within since session 41 (41.6 %): the mean of the four, with swaptions' still "
+                "short (see it).",
                 "within since session 41: 41.6 % " + S41_P + ", streamcluster's 36.9 %; 40.3 % (band from 39.7) " + S41_O + ", streamcluster's 31.9 % (27.0 before); 39.1 % " + S41_M + ", vips' 48.2 % (40.8 before); 37.0 % " + S40_CV + ", dedup's and vips' within (62.9 and 40.8 %); 37.8 % " + S36_JIT + ", dedup's within (61.2 %); 38.0 % " + S35_313 + ", dedup's within again (61.0 %); 38.7 % " + S34_DY + ", dedup's out (56.9 %); 39.5 % " + S33_WINDOW + ", dedup's within again (62.4 %, band from "
                 "59.7; 58.8 % before); 38.0 % " + S31_SPIN + "; 38.1 % " + S30_HANDOFF + ", dedup's now out too (59.3 %); before it: 38.7 % (seed 52.9 %, band from 39.7) " + S23_DEFER + "; 39.5 % " + S23_SWAPTIONS + ": the mean of the four; "
                 "swaptions' fell from 30.7 to 18.2 % (see swaptions_reduction_pct) and "
