@@ -97,6 +97,14 @@ def test_only_swaptions_compute_grain_is_fitted_the_others_keep_the_shared_grain
         assert flexcore.compute_us(app) == flexcore.COMPUTE_US
 
 
+def _dedup_barriers() -> list[dict]:
+    """The ``every`` blocks of dedup's iteration that hold its barrier."""
+    from vmsched.reproduce import flexcore
+
+    body = flexcore.workload("dedup", flexcore.TIME_SCALE)["groups"][0]["program"][0]["body"]
+    return [op for op in body if op["op"] == "every" and op["body"][0]["op"] == "barrier"]
+
+
 def test_dedup_alone_keeps_the_shared_barrier_period_the_others_have_theirs_fitted():
     # Rules M and O (session 41): vips', swaptions' and streamcluster's periods are fitted values
     # read through barrier_every(); dedup keeps flexcore.BARRIER_EVERY (rule N: no better fit).
@@ -106,8 +114,7 @@ def test_dedup_alone_keeps_the_shared_barrier_period_the_others_have_theirs_fitt
         assert flexcore.barrier_every(app) == calibration.fitted(f"flexcore.{app}.barrier_every")
         assert flexcore.workload(app, flexcore.TIME_SCALE)["barrier_every"] == flexcore.barrier_every(app)
     assert "flexcore.dedup.barrier_every" not in calibration.entries()
-    body = flexcore.workload("dedup", flexcore.TIME_SCALE)["groups"][0]["program"][0]["body"]
-    assert [op["n"] for op in body if op["op"] == "every" and op["body"][0]["op"] == "barrier"] == [flexcore.BARRIER_EVERY]
+    assert [every["n"] for every in _dedup_barriers()] == [flexcore.BARRIER_EVERY]
 
 
 def test_streamcluster_barrier_spins_as_parsecs_the_stand_in_barriers_keep_the_shared_spin():
@@ -120,9 +127,7 @@ def test_streamcluster_barrier_spins_as_parsecs_the_stand_in_barriers_keep_the_s
     assert flexcore.workload("streamcluster", flexcore.TIME_SCALE)["barrier_spin_us"] == 100.0
     for app in ("vips", "swaptions"):
         assert flexcore.workload(app, flexcore.TIME_SCALE)["barrier_spin_us"] == flexcore.BARRIER_SPIN_US
-    body = flexcore.workload("dedup", flexcore.TIME_SCALE)["groups"][0]["program"][0]["body"]
-    spins = [op["body"][0]["spin_us"] for op in body if op["op"] == "every" and op["body"][0]["op"] == "barrier"]
-    assert spins == [flexcore.BARRIER_SPIN_US]
+    assert [every["body"][0]["spin_us"] for every in _dedup_barriers()] == [flexcore.BARRIER_SPIN_US]
 
 
 def test_a_calibration_trial_answers_its_values_and_restores_the_recorded_ones():

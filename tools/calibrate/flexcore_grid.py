@@ -16,11 +16,11 @@ The recorded rules (calibration.toml, flexcore):
   of the four within; then the least sum of squared log errors; the kernel ratio at least 1.05x
   the total ratio (Fig. 1's claim); a second round around the best (sections +-40, wait_us
   +-150).
-- swaptions (compute_us, cs_us, shootdown_every; session 23's rule): stable points only, the
-  least sum of squared log errors, Fig. 1's claims holding (total > 2, kernel > total); adopt
-  only a point with all three within.
-- vips, streamcluster (cs_us, shootdown_every; session 6's rule): the least sum of squared log
-  errors of the two ratios.
+- swaptions (compute_us, cs_us, shootdown_every, barrier_every since session 41; session 23's
+  rule): stable points only, the least sum of squared log errors, Fig. 1's claims holding
+  (total > 2, kernel > total); adopt only a point with all three within.
+- vips, streamcluster (cs_us, shootdown_every, barrier_every since session 41; session 6's
+  rule): the least sum of squared log errors of the two ratios.
 Then each application's length to Table 1's 2VM PLE count by the iterations' one-step method.
 
 Usage (from the repository root, with .venv active):

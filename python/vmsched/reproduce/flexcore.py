@@ -261,6 +261,11 @@ def barrier_every(app: str) -> int:
     return int(fitted(f"flexcore.{app}.barrier_every")) if app in BARRIER_FITTED else BARRIER_EVERY
 
 
+def barrier_spin_us(app: str) -> float:
+    """How long a worker spins at the application's barrier before it blocks."""
+    return STREAMCLUSTER_BARRIER_SPIN_US if app == "streamcluster" else BARRIER_SPIN_US
+
+
 def workload(app: str, k: float) -> dict:
     if app == "dedup":
         return _dedup(k)
@@ -272,7 +277,7 @@ def workload(app: str, k: float) -> dict:
         "cs_us": fitted(f"flexcore.{app}.cs_us"),
         "shootdown_every": int(fitted(f"flexcore.{app}.shootdown_every")),
         "barrier_every": barrier_every(app),
-        "barrier_spin_us": STREAMCLUSTER_BARRIER_SPIN_US if app == "streamcluster" else BARRIER_SPIN_US,
+        "barrier_spin_us": barrier_spin_us(app),
     }
 
 
@@ -292,9 +297,9 @@ def _dedup(k: float) -> dict:
     body += [
         {"op": "every", "n": int(fitted("flexcore.dedup.shootdown_every")),
          "body": [{"op": "shootdown", "local_us": 1.0}]},
-        {"op": "every", "n": BARRIER_EVERY, "body": [
+        {"op": "every", "n": barrier_every("dedup"), "body": [
             {"op": "barrier", "barrier": "dedup.barrier", "parties": VCPUS,
-             "spin_us": BARRIER_SPIN_US}]},
+             "spin_us": barrier_spin_us("dedup")}]},
         {"op": "sleep", "us": {"dist": "exp", "mean_us": fitted("flexcore.dedup.wait_us")}},
     ]
     # working_set_kib as the parallel workload's default (512).
