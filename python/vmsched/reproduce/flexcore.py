@@ -64,6 +64,8 @@ and 10 the results of vips, swaptions and streamcluster agree within a few per c
 move more (calibration.toml, the flexcore comment).
 
 Leaves out: dedup's pipeline stage by stage (one lumped wait per iteration stands for it),
+swaptions' uneven shares (its last thread prices 18 of the 128 swaptions, the others 10 each;
+not adopted in session 42: see ``COMPUTE_US``),
 the guest's own scalability limits at 12 vCPUs beyond dedup's two kernel locks, the
 applications' lighter start-up phases (the model's workers contend from the start, so
 FlexCore acts at its first check, 1 s into the run: the control centre ran before the
@@ -105,7 +107,12 @@ TIME_SCALE_QUICK = 30.0
 #:   lock either, and the six mallocs and frees of 32 B-4 KiB per block of 16 trials reuse the
 #:   thread's arena: glibc 2.19 gives a heap's memory back only when its top exceeds the
 #:   128 KiB pad, malloc/arena.c ``heap_trim``, which a steady cycle of a few KiB does not
-#:   reach);
+#:   reach); and its shares are uneven: each thread prices nSwaptions/nThreads swaptions and
+#:   the last the rest, so with the native input (128) and 12 threads thread 11 prices 18
+#:   against 10 and runs alone for the last 8/18 of a 1VM run. The model's workers split evenly:
+#:   with the source's split no refit brings the 2VM/1VM ratio above 1.8 (band from 2.03), the
+#:   alone phase diluting the coupled one (rule Q, session 42, NOT adopted; calibration.toml,
+#:   flexcore, session 42 record);
 #: - vips hands out 64x64 tiles under a mutex and each buffer of tile rows to a write-behind
 #:   thread through semaphores (libvips 7.22 threadpool.c, sinkdisc.c), with no barrier;
 #: - dedup's stages are joined by queues (encoder.c, queue.c), with no barrier;
