@@ -487,9 +487,10 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "modelled"),
         "dedup_kernel_fc_pct_of_2vm":
             Gap(
-                "The quarter of the run before the binding spends kernel time at the 2VM rate; the "
-                "seed's 9.7 % leaves no room for such a phase.",
-                "model result 16.6 % " + S40_CV + " (bound at 26 % of the run, 4.5-4.8 s of an 18-19 s run); 17.7 % " + S36_JIT + " (bound at 24 % of the run); 18.1 % " + S35_313 + " (bound at 25 % of the run); 24.6 % " + S34_DY + " (bound at 21 % of the run); 25.5 % " + S33_WINDOW + " (bound at 33 % of the run); 29.8 % " + S31_SPIN + "; 29.0 % " + S30_HANDOFF + "; before it: model result 27 % (seed 9.7 %; full mode, session 20; the breakdown below is session "
+                "The quarter of the run before the binding spends kernel time at the 2VM rate (0.82x "
+                "the 1VM's kernel time) and the fixed sections 0.46x more; the seed's 9.7 % is 0.36x "
+                "in all.",
+                "model result 16.6 % " + S40_CV + " (bound at 26 % of the run, 4.5-4.8 s of an 18-19 s run; session 42's decomposition of the session 41 runs, means over seeds 1-3: the FlexCore run's kernel time is 1.47x the 1VM's, of which the 4.6 s before the binding at the 2VM's kernel rate make about 0.82x and the rest 0.65x, the fixed kernel work, dedup's sections and local flushes, being 0.46x the 1VM's kernel time and 5.2 % of the 2VM's); 17.7 % " + S36_JIT + " (bound at 24 % of the run); 18.1 % " + S35_313 + " (bound at 25 % of the run); 24.6 % " + S34_DY + " (bound at 21 % of the run); 25.5 % " + S33_WINDOW + " (bound at 33 % of the run); 29.8 % " + S31_SPIN + "; 29.0 % " + S30_HANDOFF + "; before it: model result 27 % (seed 9.7 %; full mode, session 20; the breakdown below is session "
                 "19's, at 28 %): the FlexCore run's kernel time is 1.22x the 1VM's. Started ballooned the model's dedup spends 0.66x the 1VM's kernel time (its sections "
                 "are fixed kernel work, 26 % of the 1VM's kernel time, plus native spin on the still "
                 "contended locks), and the first 40 % of the run spends at the 2VM's rate (4.35x the "
@@ -511,9 +512,10 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "from the start, do not (see flexcore-fig7 swaptions_balloon_done_pct)"),
         "streamcluster_kernel_fc_pct_of_2vm":
             Gap(
-                "As dedup: the phase before the binding runs at the 2VM kernel rate, and ballooned "
-                "the workers still spin at barriers.",
-                "model result 15.6 % " + S41_P + "; 15.8 % " + S41_O + " (bound at 4.6-4.7 s of a 98 s run); 16.9 % " + S40_CV + " (bound at 4.5-4.6 s of a 156 s run); 15.4 % " + S37_TTWU + "; 15.3 % " + S36_JIT + "; 15.1 % " + S35_313 + "; 15.5 % " + S34_DY + "; 15.7 % " + S33_WINDOW + " (bound at 4.5 s); 16.4 % " + S31_SPIN + "; 16.6 % " + S30_HANDOFF + "; before it: model result 15.7 % (seed 6.6 %; full mode, session 20): as dedup, the seed's 6.6 % is "
+                "The sections and flushes fitted to Fig. 1 are fixed kernel work: 74 % of the 1VM "
+                "kernel time, 11.6 % of the 2VM's, above the band before any waste; the seed's 6.6 % "
+                "(0.42x its 1VM kernel time) needs most of the 1VM's to be contention.",
+                "model result 15.6 % " + S41_P + " (session 42's decomposition of these runs, means over seeds 1-3: the FlexCore run's kernel time is 0.99x the 1VM's; the fixed kernel work, the sections and local flushes whose amount the workload sets, is 0.74x the 1VM's kernel time and 11.6 % of the 2VM's, the band's edge being 8.25 %; the 4.6 s before the binding at the 2VM's kernel rate add about 0.22x the 1VM's, and barrier spin, user-mode in PARSEC's barrier, is not kernel time. The seed's 6.6 % is 0.42x its 1VM kernel time, below the model's fixed work alone: its 1VM kernel time must be mostly contention among twelve vCPUs that six bound ones do not meet, where the model's 1VM kernel time is mostly the fitted sections); 15.8 % " + S41_O + " (bound at 4.6-4.7 s of a 98 s run); 16.9 % " + S40_CV + " (bound at 4.5-4.6 s of a 156 s run); 15.4 % " + S37_TTWU + "; 15.3 % " + S36_JIT + "; 15.1 % " + S35_313 + "; 15.5 % " + S34_DY + "; 15.7 % " + S33_WINDOW + " (bound at 4.5 s); 16.4 % " + S31_SPIN + "; 16.6 % " + S30_HANDOFF + "; before it: model result 15.7 % (seed 6.6 %; full mode, session 20): as dedup, the seed's 6.6 % is "
                 "0.42x its 1VM kernel time (6.3 x 0.066), while the model's FlexCore run's kernel time "
                 "is about 1.07x the 1VM's (0.157 x 6.79): the 6.5-6.8 s before the binding run at the "
                 "2VM's kernel rate, and the ballooned rest still spins at its barriers. Until session "
