@@ -1,14 +1,15 @@
 """Measure one of seed 000's applications' fitted baselines over a grid of its fitted values
 (python/vmsched/reproduce/calibration.toml, `flexcore.APP.*`).
 
-Each point runs APP-1vm and APP-2vm at full length (time scale 10, the recorded iterations
-per worker), simulation seeds 1-3, with no FlexCore, and prints one JSON line: Fig. 1's 2VM/1VM
-total and kernel ratios, the 2VM IPI-wait and spin shares of guest CPU time and the 2VM PLE
-rate (each as the reproductions measure it), each seed's total ratio, the 2VM PLE count (times
-the time scale: Table 1's count, which the iterations are fitted to afterwards) and, over the
-app's fitted baselines among these (TARGETS: those the flexcore reproductions mark fitted, and
-swaptions' rate), how many lie within +-25 % and their sum of squared log errors. Never look
-at a FlexCore or started-ballooned run before choosing a point.
+Each point runs APP-1vm and APP-2vm at full length (time scale 10, the recorded iterations per
+worker), simulation seeds flexcore.SEEDS (1-6 since session 43, 1-3 before), with no FlexCore,
+and prints one JSON line: Fig. 1's 2VM/1VM total and kernel ratios, the 2VM IPI-wait and spin
+shares of guest CPU time and the 2VM PLE rate (each as the reproductions measure it), each
+seed's total ratio, the 2VM PLE count (times the time scale: Table 1's count, which the
+iterations are fitted to afterwards) and, over the app's fitted baselines among these (TARGETS:
+those the flexcore reproductions mark fitted, and swaptions' rate), how many lie within +-25 %
+and their sum of squared log errors. Never look at a FlexCore or started-ballooned run before
+choosing a point.
 
 The recorded rules (calibration.toml, flexcore):
 - dedup (sections, shootdown_every, wait_us; session 20's rule, applied so in session 34):

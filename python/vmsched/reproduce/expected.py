@@ -382,20 +382,26 @@ S41_P = ("(full mode, session 41, seeds 1-3, vmsched reproduce flexcore-fig1 fle
          "flexcore-fig7 flexcore-table1 -j 2, after streamcluster's barrier came to spin 100 us as "
          "PARSEC's does and streamcluster was refitted, calibration.toml flexcore, session 41 record, "
          "fifth part)")
+#: Session 43's rule S: the FlexCore family over simulation seeds 1-6 (flexcore.SEEDS; 1-3
+#: before), no model input changed (calibration.toml, flexcore, session 43 record).
+S43_SEEDS = ("(full mode, session 43, seeds 1-6, vmsched reproduce flexcore-fig1 flexcore-fig2-fig8 "
+             "flexcore-fig7 flexcore-table1 -j 2, after the family's means came to be taken over six "
+             "simulation seeds instead of three, calibration.toml flexcore, session 43 record)")
 #: The model change of session 20 that moved fitted baselines out of their bands.
 REFILL_CAP_S20 = ("session 20's cap on the refill debt (hv/machine.rs refill_debt_after: a vCPU "
                   "dispatched for moments at a time had owed its thread's refill again at each "
                   "dispatch)")
 
 GAPS: dict[str, dict[str, Gap]] = {
-    # -- seed 000: FlexCore (numbers: means over the simulation seeds 1-3, flexcore.SEEDS) --------
+    # -- seed 000: FlexCore (numbers: means over the simulation seeds, flexcore.SEEDS: 1-6 since session 43, 1-3 before) --
     "flexcore-fig1": {
         "dedup_kernel_ratio":
             Gap(
                 "A fitted baseline out since session 35 made the host's directed yield Linux "
                 "3.13's (no kernel-mode filter): wherever dedup's 2VM IPI share reaches its band the "
                 "kernel ratio is 8.8 or more; the rule's best point (3 of 4) is used.",
-                "8.83 (seed 3.7, band to 4.63) " + S40_CV + " at the same point (total 3.18, 2VM IPI share "
+                "8.67 (seed 3.7, band to 4.63) " + S43_SEEDS + " (total 3.14, 2VM IPI share 55.3 %, "
+                "spin 12.6 %, 2VM PLE 9.40e7, all within); 8.83 " + S40_CV + " at the same point (total 3.18, 2VM IPI share "
                 "55.6 %, spin 12.8 %, 2VM PLE 9.60e7, all within; under the spread the point is the "
                 "only one of 18 around it to keep 3 of the 4); 8.84 " + S36_JIT + " at the same point (total 3.07, 2VM IPI "
                 "share 55.5 %, spin 11.9 %, 2VM PLE 9.79e7, all within); "
@@ -415,7 +421,7 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "Ballooned, 12 workers on 6 vCPUs still queue on the two ticket locks that carry "
                 "all of dedup's kernel work (fitted so); the seed's kernel spreads it over more "
                 "locks.",
-                "model result 10.9 % " + S40_CV + "; 11.1 % " + S36_JIT + "; 11.4 % " + S35_313 + "; 20.4 % " + S34_DY + "; 24.7 % " + S33_WINDOW + "; 23.5 % " + S31_SPIN + " and " + S30_HANDOFF + "; before them: model result 23 % (seed 4 %) " + S23_DEFER + "; 29 % before it. "
+                "model result 11.0 % " + S43_SEEDS + "; 10.9 % " + S40_CV + "; 11.1 % " + S36_JIT + "; 11.4 % " + S35_313 + "; 20.4 % " + S34_DY + "; 24.7 % " + S33_WINDOW + "; 23.5 % " + S31_SPIN + " and " + S30_HANDOFF + "; before them: model result 23 % (seed 4 %) " + S23_DEFER + "; 29 % before it. "
                 "dedup's kernel work is 140 spinlock sections of 0.5 µs per "
                 "iteration (240 until session 34, 200 in it) on two ticket locks (calibration.toml flexcore.dedup, sessions 7, 12, 34 and 35), and "
                 "ballooned, 12 workers on 6 vCPUs still queue on them: started ballooned the run spins "
@@ -435,7 +441,7 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "With FlexCore the model's swaptions and streamcluster spend 0.21x and 0.72x their "
                 "running time in the kernel; the seed's own figures leave little room for "
                 "more (swaptions would need a 2VM kernel time over 6x its running time).",
-                "fails with FlexCore for swaptions and streamcluster: kernel time / running time 4.63, 3.58, 1.46 and 2.90 in the 2VM case, 2.07, 1.19, 0.21 and 0.72 with FlexCore " + S41_P + "; 2.61 and 0.60 for streamcluster " + S41_O + ", 2.09 and 0.48 " + S41_M + "; for vips too: 4.63, 3.04, 1.30 and 2.09, and 2.08, 0.90, 0.19 and 0.48 " + S40_CV + "; 4.57, 3.07, 1.46 and 2.22, and 2.08, 0.88, 0.23 and 0.48 " + S36_JIT + "; 4.59, 3.07, 1.43 and 2.28, and 2.14, 0.80, 0.23 and 0.49 " + S35_313 + "; for swaptions and streamcluster: 4.66, 3.66, 1.42 and 2.28 in the 2VM case, 2.66, 1.26, 0.24 and 0.51 with FlexCore " + S34_DY + "; 5.11, 3.63, 1.38 and 2.24 in the 2VM case, 3.46, 1.26, 0.23 and 0.50 with FlexCore " + S33_WINDOW + "; 3.69, 1.49, 0.25 and 0.52 with FlexCore " + S31_SPIN + "; before it: 5.10, 3.60, 1.36 and 2.21, and 3.64, 1.36, 0.25 and 0.52 " + S30_HANDOFF + "; before it: fails with FlexCore for swaptions and streamcluster: kernel time / running time 5.14, "
+                "fails with FlexCore for swaptions and streamcluster: kernel time / running time 4.61, 3.57, 1.46 and 2.88 in the 2VM case, 2.14, 1.21, 0.21 and 0.72 with FlexCore " + S43_SEEDS + "; 4.63, 3.58, 1.46 and 2.90, and 2.07, 1.19, 0.21 and 0.72 " + S41_P + "; 2.61 and 0.60 for streamcluster " + S41_O + ", 2.09 and 0.48 " + S41_M + "; for vips too: 4.63, 3.04, 1.30 and 2.09, and 2.08, 0.90, 0.19 and 0.48 " + S40_CV + "; 4.57, 3.07, 1.46 and 2.22, and 2.08, 0.88, 0.23 and 0.48 " + S36_JIT + "; 4.59, 3.07, 1.43 and 2.28, and 2.14, 0.80, 0.23 and 0.49 " + S35_313 + "; for swaptions and streamcluster: 4.66, 3.66, 1.42 and 2.28 in the 2VM case, 2.66, 1.26, 0.24 and 0.51 with FlexCore " + S34_DY + "; 5.11, 3.63, 1.38 and 2.24 in the 2VM case, 3.46, 1.26, 0.23 and 0.50 with FlexCore " + S33_WINDOW + "; 3.69, 1.49, 0.25 and 0.52 with FlexCore " + S31_SPIN + "; before it: 5.10, 3.60, 1.36 and 2.21, and 3.64, 1.36, 0.25 and 0.52 " + S30_HANDOFF + "; before it: fails with FlexCore for swaptions and streamcluster: kernel time / running time 5.14, "
                 "3.64, 2.19 and 2.38 in the 2VM case (dedup, vips, swaptions, streamcluster), 3.67, "
                 "1.53, 0.50 and 0.71 with FlexCore (means over seeds 1-3, full mode, session 16, "
                 "vmsched reproduce flexcore-fig7). The seed's own figures leave little room for it "
@@ -456,7 +462,7 @@ GAPS: dict[str, dict[str, Gap]] = {
             Gap(
                 "Bounded by the 2VM/1VM ratio, fitted to 2.1 (seed 2.7) jointly with the 2VM PLE "
                 "rate; the FlexCore run itself takes 1.72x the 1VM time, as the seed's (1.74x).",
-                "model result 18.4 % " + S41_M + " (the FlexCore run 1.72x the 1VM time, the 2VM/1VM ratio 2.11; with the barrier period fitted too, no period tried reached 2.7x at the seed's 500 kHz: the ratio ran 1.84-2.37, not monotone in the period). Session 42 read swaptions' own split (PARSEC 3.0 HJM_Securities.cpp: thread 11 of 12 prices 18 of the 128 swaptions, the others 10): with it the 2VM/1VM ratio stays at 1.65-1.79 on every refit point (rule Q, calibration.toml, flexcore, session 42 record; not adopted), since the last 8/18 of the run is one worker alone in each VM; the seed's 2.7x then asks the phase where all twelve work to run about 4x slower than alone, and its 1.74x FlexCore run, about 2x there (12 workers on 6 vCPUs) plus the alone phase, puts its binding about a fifth into the run (the arithmetic of these three ratios; §4.4: 'nearly 25 %'); 17.5 % " + S40_CV + " (the FlexCore run 1.76x the 1VM time, the 2VM/1VM ratio 2.13; the refit's grid had no point with all three baselines within and a ratio above 2.13: 400/7/70 2.11, 500/7/60 2.12); 19.6 % " + S36_JIT + " (the FlexCore run 1.76x the 1VM time, the 2VM/1VM ratio 2.19); 18.8 % " + S35_313 + "; 17.9 % " + S34_DY + "; 17.2 % " + S33_WINDOW + "; 17.1 % " + S31_SPIN + "; 16.6 % " + S30_HANDOFF + "; before it: model result 17.4 % (seed 35.4 %) " + S23_DEFER + "; 18.2 % after swaptions' refit "
+                "model result 18.3 % " + S43_SEEDS + " (the FlexCore run 1.72x the 1VM time, the 2VM/1VM ratio 2.10); 18.4 % " + S41_M + " (the FlexCore run 1.72x the 1VM time, the 2VM/1VM ratio 2.11; with the barrier period fitted too, no period tried reached 2.7x at the seed's 500 kHz: the ratio ran 1.84-2.37, not monotone in the period). Session 42 read swaptions' own split (PARSEC 3.0 HJM_Securities.cpp: thread 11 of 12 prices 18 of the 128 swaptions, the others 10): with it the 2VM/1VM ratio stays at 1.65-1.79 on every refit point (rule Q, calibration.toml, flexcore, session 42 record; not adopted), since the last 8/18 of the run is one worker alone in each VM; the seed's 2.7x then asks the phase where all twelve work to run about 4x slower than alone, and its 1.74x FlexCore run, about 2x there (12 workers on 6 vCPUs) plus the alone phase, puts its binding about a fifth into the run (the arithmetic of these three ratios; §4.4: 'nearly 25 %'); 17.5 % " + S40_CV + " (the FlexCore run 1.76x the 1VM time, the 2VM/1VM ratio 2.13; the refit's grid had no point with all three baselines within and a ratio above 2.13: 400/7/70 2.11, 500/7/60 2.12); 19.6 % " + S36_JIT + " (the FlexCore run 1.76x the 1VM time, the 2VM/1VM ratio 2.19); 18.8 % " + S35_313 + "; 17.9 % " + S34_DY + "; 17.2 % " + S33_WINDOW + "; 17.1 % " + S31_SPIN + "; 16.6 % " + S30_HANDOFF + "; before it: model result 17.4 % (seed 35.4 %) " + S23_DEFER + "; 18.2 % after swaptions' refit "
                 + S23_SWAPTIONS + ", 30.7 % before it. The "
                 "FlexCore run takes 1.77x the 1VM time (115 against 65 s of seed time), as the seed's "
                 "(0.646 x 2.7 = 1.74x), and a run started ballooned 1.75x: the reduction is bounded by "
@@ -467,17 +473,17 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "edge of the ratio's band"),
         "average_reduction_pct":
             Gap(
-                "Within since session 41 (41.6 %): the mean of the four, with swaptions' still "
+                "Within since session 41 (41.1 %): the mean of the four, with swaptions' still "
                 "short (see it).",
-                "within since session 41: 41.6 % " + S41_P + ", streamcluster's 36.9 %; 40.3 % (band from 39.7) " + S41_O + ", streamcluster's 31.9 % (27.0 before); 39.1 % " + S41_M + ", vips' 48.2 % (40.8 before); 37.0 % " + S40_CV + ", dedup's and vips' within (62.9 and 40.8 %); 37.8 % " + S36_JIT + ", dedup's within (61.2 %); 38.0 % " + S35_313 + ", dedup's within again (61.0 %); 38.7 % " + S34_DY + ", dedup's out (56.9 %); 39.5 % " + S33_WINDOW + ", dedup's within again (62.4 %, band from "
+                "within since session 41: 41.1 % " + S43_SEEDS + "; 41.6 % " + S41_P + ", streamcluster's 36.9 %; 40.3 % (band from 39.7) " + S41_O + ", streamcluster's 31.9 % (27.0 before); 39.1 % " + S41_M + ", vips' 48.2 % (40.8 before); 37.0 % " + S40_CV + ", dedup's and vips' within (62.9 and 40.8 %); 37.8 % " + S36_JIT + ", dedup's within (61.2 %); 38.0 % " + S35_313 + ", dedup's within again (61.0 %); 38.7 % " + S34_DY + ", dedup's out (56.9 %); 39.5 % " + S33_WINDOW + ", dedup's within again (62.4 %, band from "
                 "59.7; 58.8 % before); 38.0 % " + S31_SPIN + "; 38.1 % " + S30_HANDOFF + ", dedup's now out too (59.3 %); before it: 38.7 % (seed 52.9 %, band from 39.7) " + S23_DEFER + "; 39.5 % " + S23_SWAPTIONS + ": the mean of the four; "
                 "swaptions' fell from 30.7 to 18.2 % (see swaptions_reduction_pct) and "
                 "streamcluster's is out (see streamcluster_reduction_pct)"),
         "streamcluster_reduction_pct":
             Gap(
-                "Within since session 41 (36.9 %); the seed's ballooned run beats half the 1VM speed "
+                "Within since session 41 (36.5 %); the seed's ballooned run beats half the 1VM speed "
                 "(1.50x its 1VM time), the model's takes 1.67x.",
-                "within since session 41: 36.9 % " + S41_P + " (the FlexCore run 1.67x the 1VM time, the 2VM/1VM ratio 2.65); 31.9 % (band from 31.8) " + S41_O + " (1.71x, the ratio 2.51); before it: model result 27.0 % " + S40_CV + " (the FlexCore run 1.78x the 1VM time, the 2VM/1VM ratio 2.44); 29.1 % " + S36_JIT + "; 30.0 % " + S35_313 + "; 30.5 % " + S34_DY + "; 29.8 % " + S33_WINDOW + "; 29.5 % " + S31_SPIN + "; 29.1 % " + S30_HANDOFF + "; before it: model result 30.6 % (seed 42.4 %; 30.0 % before session 20, when one seed's ballooning "
+                "within since session 41: 36.5 % " + S43_SEEDS + " (the FlexCore run 1.67x the 1VM time, the 2VM/1VM ratio 2.63); 36.9 % " + S41_P + " (the FlexCore run 1.67x the 1VM time, the 2VM/1VM ratio 2.65); 31.9 % (band from 31.8) " + S41_O + " (1.71x, the ratio 2.51); before it: model result 27.0 % " + S40_CV + " (the FlexCore run 1.78x the 1VM time, the 2VM/1VM ratio 2.44); 29.1 % " + S36_JIT + "; 30.0 % " + S35_313 + "; 30.5 % " + S34_DY + "; 29.8 % " + S33_WINDOW + "; 29.5 % " + S31_SPIN + "; 29.1 % " + S30_HANDOFF + "; before it: model result 30.6 % (seed 42.4 %; 30.0 % before session 20, when one seed's ballooning "
                 "waited 13 s on a lock holder that owed refill at each dispatch, hv/machine.rs "
                 "refill_debt_after): the 2VM/1VM ratio is fitted (2.59, seed 2.6), but the "
                 "seed's FlexCore streamcluster runs in 1.50x its 1VM time, faster than half the 1VM "
@@ -490,7 +496,7 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "The quarter of the run before the binding spends kernel time at the 2VM rate (0.82x "
                 "the 1VM's kernel time) and the fixed sections 0.46x more; the seed's 9.7 % is 0.36x "
                 "in all.",
-                "model result 16.6 % " + S40_CV + " (bound at 26 % of the run, 4.5-4.8 s of an 18-19 s run; session 42's decomposition of the session 41 runs, means over seeds 1-3: the FlexCore run's kernel time is 1.47x the 1VM's, of which the 4.6 s before the binding at the 2VM's kernel rate make about 0.82x and the rest 0.65x, the fixed kernel work, dedup's sections and local flushes, being 0.46x the 1VM's kernel time and 5.2 % of the 2VM's); 17.7 % " + S36_JIT + " (bound at 24 % of the run); 18.1 % " + S35_313 + " (bound at 25 % of the run); 24.6 % " + S34_DY + " (bound at 21 % of the run); 25.5 % " + S33_WINDOW + " (bound at 33 % of the run); 29.8 % " + S31_SPIN + "; 29.0 % " + S30_HANDOFF + "; before it: model result 27 % (seed 9.7 %; full mode, session 20; the breakdown below is session "
+                "model result 17.8 % " + S43_SEEDS + " (bound at 26 % of the run); 16.6 % " + S40_CV + " (bound at 26 % of the run, 4.5-4.8 s of an 18-19 s run; session 42's decomposition of the session 41 runs, means over seeds 1-3: the FlexCore run's kernel time is 1.47x the 1VM's, of which the 4.6 s before the binding at the 2VM's kernel rate make about 0.82x and the rest 0.65x, the fixed kernel work, dedup's sections and local flushes, being 0.46x the 1VM's kernel time and 5.2 % of the 2VM's); 17.7 % " + S36_JIT + " (bound at 24 % of the run); 18.1 % " + S35_313 + " (bound at 25 % of the run); 24.6 % " + S34_DY + " (bound at 21 % of the run); 25.5 % " + S33_WINDOW + " (bound at 33 % of the run); 29.8 % " + S31_SPIN + "; 29.0 % " + S30_HANDOFF + "; before it: model result 27 % (seed 9.7 %; full mode, session 20; the breakdown below is session "
                 "19's, at 28 %): the FlexCore run's kernel time is 1.22x the 1VM's. Started ballooned the model's dedup spends 0.66x the 1VM's kernel time (its sections "
                 "are fixed kernel work, 26 % of the 1VM's kernel time, plus native spin on the still "
                 "contended locks), and the first 40 % of the run spends at the 2VM's rate (4.35x the "
@@ -499,9 +505,9 @@ GAPS: dict[str, dict[str, Gap]] = {
         "vips_kernel_fc_pct_of_2vm":
             Gap(
                 "The phase before the binding (a fifth of the run: the first check at 1 s, then the "
-                "hotplug) runs at the 2VM kernel rate: 1.59x the 1VM's kernel time in all; the seed's "
+                "hotplug) runs at the 2VM kernel rate: 1.62x the 1VM's kernel time in all; the seed's "
                 "is 0.97x.",
-                "model result 17.3 % " + S41_M + " (bound at 21 % of the run, 4.6 s of a 22 s run; 0.173 x 9.20 = 1.59x the 1VM's kernel time); 17.6 % " + S40_CV + " (bound at 14 % of the run, 4.6 s of a 32 s run; 0.176 x 7.71 = 1.36x the 1VM's kernel time); 16.8 % " + S36_JIT + " (bound at 14 % of the run; 0.168 x 7.98 = 1.34x the 1VM's kernel time); 15.0 % " + S35_313 + " (0.150 x 9.19 = 1.38x); 17.4 % " + S34_DY + "; 17.8 % " + S33_WINDOW + " (bound at 4.7 s of a 21.5 s run, the FlexCore "
+                "model result 17.7 % " + S43_SEEDS + " (bound at 21 % of the run; 0.177 x 9.15 = 1.62x the 1VM's kernel time); 17.3 % " + S41_M + " (bound at 21 % of the run, 4.6 s of a 22 s run; 0.173 x 9.20 = 1.59x the 1VM's kernel time); 17.6 % " + S40_CV + " (bound at 14 % of the run, 4.6 s of a 32 s run; 0.176 x 7.71 = 1.36x the 1VM's kernel time); 16.8 % " + S36_JIT + " (bound at 14 % of the run; 0.168 x 7.98 = 1.34x the 1VM's kernel time); 15.0 % " + S35_313 + " (0.150 x 9.19 = 1.38x); 17.4 % " + S34_DY + "; 17.8 % " + S33_WINDOW + " (bound at 4.7 s of a 21.5 s run, the FlexCore "
                 "run's kernel time 1.41x the 1VM's); 21.9 % " + S31_SPIN + "; 19.8 % " + S30_HANDOFF + "; before it: model result 22 % (seed 11.1 %; full mode, session 20; the breakdown below is session "
                 "19's, at 23 %): the FlexCore run spends its first 6.5 s (29 % of a "
                 "22.5 s run: the 3 s window, then the 3.5 s hotplug) at the 2VM's kernel rate, 8.0x the "
@@ -515,7 +521,7 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "The sections and flushes fitted to Fig. 1 are fixed kernel work: 74 % of the 1VM "
                 "kernel time, 11.6 % of the 2VM's, above the band before any waste; the seed's 6.6 % "
                 "(0.42x its 1VM kernel time) needs most of the 1VM's to be contention.",
-                "model result 15.6 % " + S41_P + " (session 42's decomposition of these runs, means over seeds 1-3: the FlexCore run's kernel time is 0.99x the 1VM's; the fixed kernel work, the sections and local flushes whose amount the workload sets, is 0.74x the 1VM's kernel time and 11.6 % of the 2VM's, the band's edge being 8.25 %; the 4.6 s before the binding at the 2VM's kernel rate add about 0.22x the 1VM's, and barrier spin, user-mode in PARSEC's barrier, is not kernel time. The seed's 6.6 % is 0.42x its 1VM kernel time, below the model's fixed work alone: its 1VM kernel time must be mostly contention among twelve vCPUs that six bound ones do not meet, where the model's 1VM kernel time is mostly the fitted sections); 15.8 % " + S41_O + " (bound at 4.6-4.7 s of a 98 s run); 16.9 % " + S40_CV + " (bound at 4.5-4.6 s of a 156 s run); 15.4 % " + S37_TTWU + "; 15.3 % " + S36_JIT + "; 15.1 % " + S35_313 + "; 15.5 % " + S34_DY + "; 15.7 % " + S33_WINDOW + " (bound at 4.5 s); 16.4 % " + S31_SPIN + "; 16.6 % " + S30_HANDOFF + "; before it: model result 15.7 % (seed 6.6 %; full mode, session 20): as dedup, the seed's 6.6 % is "
+                "model result 16.0 % " + S43_SEEDS + "; 15.6 % " + S41_P + " (session 42's decomposition of these runs, means over seeds 1-3: the FlexCore run's kernel time is 0.99x the 1VM's; the fixed kernel work, the sections and local flushes whose amount the workload sets, is 0.74x the 1VM's kernel time and 11.6 % of the 2VM's, the band's edge being 8.25 %; the 4.6 s before the binding at the 2VM's kernel rate add about 0.22x the 1VM's, and barrier spin, user-mode in PARSEC's barrier, is not kernel time. The seed's 6.6 % is 0.42x its 1VM kernel time, below the model's fixed work alone: its 1VM kernel time must be mostly contention among twelve vCPUs that six bound ones do not meet, where the model's 1VM kernel time is mostly the fitted sections); 15.8 % " + S41_O + " (bound at 4.6-4.7 s of a 98 s run); 16.9 % " + S40_CV + " (bound at 4.5-4.6 s of a 156 s run); 15.4 % " + S37_TTWU + "; 15.3 % " + S36_JIT + "; 15.1 % " + S35_313 + "; 15.5 % " + S34_DY + "; 15.7 % " + S33_WINDOW + " (bound at 4.5 s); 16.4 % " + S31_SPIN + "; 16.6 % " + S30_HANDOFF + "; before it: model result 15.7 % (seed 6.6 %; full mode, session 20): as dedup, the seed's 6.6 % is "
                 "0.42x its 1VM kernel time (6.3 x 0.066), while the model's FlexCore run's kernel time "
                 "is about 1.07x the 1VM's (0.157 x 6.79): the 6.5-6.8 s before the binding run at the "
                 "2VM's kernel rate, and the ballooned rest still spins at its barriers. Until session "
@@ -526,7 +532,7 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "The model decides at its first check (1 s) and binds at ~4.6 s; the seed's 25 % "
                 "needs 20-40 s of lighter work before its ballooning, which its workload does not "
                 "describe.",
-                "model result 3.57 % " + S41_M + ", bound at 4.6 s of a 130 s run; 2.80 % " + S40_CV + ", bound at 4.6 s of a 165 s run (the refitted swaptions is longer); 3.96 % " + S36_JIT + " and " + S35_313 + "; 4.0 % " + S34_DY + " and " + S33_WINDOW + ", bound at 4.5-4.7 s of a 115 s run (5.7 % with "
+                "model result 3.55 % " + S43_SEEDS + "; 3.57 % " + S41_M + ", bound at 4.6 s of a 130 s run; 2.80 % " + S40_CV + ", bound at 4.6 s of a 165 s run (the refitted swaptions is longer); 3.96 % " + S36_JIT + " and " + S35_313 + "; 4.0 % " + S34_DY + " and " + S33_WINDOW + ", bound at 4.5-4.7 s of a 115 s run (5.7 % with "
                 "a full window of the run's own, below); 5.7 % " + S23_SWAPTIONS + " (11 % before it, of a 60 s run): decided at "
                 "the 3 s check (the first with a full window, §3.1), bound at 6.5-6.6 s of a 115 s run. The seed's 'nearly 25 %' with its 'approximately "
                 "500 kHz' before ballooning and Table 1 (8.13e7 PLE exits in a ~160 s 2VM run, 2.19e7 "
@@ -543,9 +549,9 @@ GAPS: dict[str, dict[str, Gap]] = {
     "flexcore-table1": {
         "dedup_ple_flexcore_1e6":
             Gap(
-                "A quarter of the run comes before the binding, at the 2VM's 1,938 kHz of exits; "
-                "ballooned, dedup still exits at 52 kHz on its two contended locks.",
-                "8.89e6 " + S40_CV + " (bound at 26 % of the run; 1,938 kHz before, 52 after); 9.41e6 " + S37_TTWU + " (bound at 24 % of the run; 1,927 kHz before, 63 after); 9.42e6 " + S36_JIT + " (the same); 1.05e7 " + S35_313 + " (bound at 25 % of the run; 1,889 kHz before, 72 after); 1.38e7 " + S34_DY + " (bound at 21 % of the run; 1,864 kHz before, 296 after); 1.67e7 " + S33_WINDOW + " (bound at 33 % of the run); 2.08e7 " + S31_SPIN + " (bound at 41 % of the run; 2,166 kHz before, 559 after); 1.98e7 " + S30_HANDOFF + " (2,149 kHz before, 559 after); before it: 2.14e7 " + S23_DEFER + " (the run binds at 42 %, and the 2VM rate is 2,161 kHz, 558 "
+                "A quarter of the run comes before the binding, at the 2VM's 1,922 kHz of exits; "
+                "ballooned, dedup still exits at 51 kHz on its two contended locks.",
+                "9.80e6 " + S43_SEEDS + " (bound at 26 % of the run; 1,922 kHz before, 51 after); 8.89e6 " + S40_CV + " (bound at 26 % of the run; 1,938 kHz before, 52 after); 9.41e6 " + S37_TTWU + " (bound at 24 % of the run; 1,927 kHz before, 63 after); 9.42e6 " + S36_JIT + " (the same); 1.05e7 " + S35_313 + " (bound at 25 % of the run; 1,889 kHz before, 72 after); 1.38e7 " + S34_DY + " (bound at 21 % of the run; 1,864 kHz before, 296 after); 1.67e7 " + S33_WINDOW + " (bound at 33 % of the run); 2.08e7 " + S31_SPIN + " (bound at 41 % of the run; 2,166 kHz before, 559 after); 1.98e7 " + S30_HANDOFF + " (2,149 kHz before, 559 after); before it: 2.14e7 " + S23_DEFER + " (the run binds at 42 %, and the 2VM rate is 2,161 kHz, 558 "
                 "after). Session 20: after ballooning dedup still spins on its two contended ticket locks (240 sections of "
                 "0.5 µs per iteration, fitted to Fig. 1 with Fig. 2): 558 kHz of PLE exits on dedicated "
                 "pCPUs, and the 39 % of the run before the binding at the 2VM's 2,018 kHz: 1.83e7, 10x "
@@ -554,7 +560,7 @@ GAPS: dict[str, dict[str, Gap]] = {
             Gap(
                 "The model binds at ~4.6 s and exits little after it, so its count is the 2VM rate "
                 "times ~4 s; the seed's needs 20-40 s of contention before its ballooning.",
-                "2.43e6 " + S41_M + " (505 kHz before, 1.7 after); 1.60e6 " + S40_CV + " (408 kHz before, 1.6 after); 1.76e6 " + S36_JIT + "; 1.79e6 " + S35_313 + "; 2.36e6 " + S34_DY + "; 2.27e6 " + S33_WINDOW + "; 3.06e6 " + S31_SPIN + "; 3.12e6 " + S30_HANDOFF + "; before it: the model balloons at 6.5-6.6 s of seed time (3 s window, 3.5 s hotplug) and exits "
+                "2.21e6 " + S43_SEEDS + " (503 kHz before, 1.7 after); 2.43e6 " + S41_M + " (505 kHz before, 1.7 after); 1.60e6 " + S40_CV + " (408 kHz before, 1.6 after); 1.76e6 " + S36_JIT + "; 1.79e6 " + S35_313 + "; 2.36e6 " + S34_DY + "; 2.27e6 " + S33_WINDOW + "; 3.06e6 " + S31_SPIN + "; 3.12e6 " + S30_HANDOFF + "; before it: the model balloons at 6.5-6.6 s of seed time (3 s window, 3.5 s hotplug) and exits "
                 "little after it (2 kHz), so FlexCore's count is about the 2VM rate (576 kHz) times "
                 "the 5.7 s before the binding: 3.3e6 " + S23_SWAPTIONS + "; 5.4e6 at session 20's "
                 "971 kHz. The seed's 2.19e7 ('most PLEs are triggered before vCPU ballooning', §4.4) "
@@ -562,16 +568,16 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "swaptions_balloon_done_pct)"),
         "streamcluster_ple_flexcore_1e6":
             Gap(
-                "As swaptions: bound at ~4.6 s, 1,198 kHz before and 22 kHz after.",
-                "6.60e6 " + S41_P + " (1,198 kHz before, 22 after); 5.99e6 " + S41_O + " (1,065 kHz before, 16 after); 4.83e6 " + S40_CV + " (735 kHz before, 11 after); 4.72e6 " + S37_TTWU + " (729 kHz before, 11 after); 4.69e6 " + S36_JIT + " (the same); 4.05e6 " + S35_313 + " (754 kHz before, 11 after); 5.34e6 " + S34_DY + "; 5.09e6 " + S33_WINDOW + "; 6.16e6 " + S31_SPIN + " (928 kHz before, 11 after); 5.93e6 " + S30_HANDOFF + "; before it: as swaptions: bound at 6.5-6.8 s on all three seeds, 952 kHz before and 11 kHz after: "
+                "As swaptions: bound at ~4.6 s, 1,189 kHz before and 22 kHz after.",
+                "6.84e6 " + S43_SEEDS + " (1,189 kHz before, 22 after); 6.60e6 " + S41_P + " (1,198 kHz before, 22 after); 5.99e6 " + S41_O + " (1,065 kHz before, 16 after); 4.83e6 " + S40_CV + " (735 kHz before, 11 after); 4.72e6 " + S37_TTWU + " (729 kHz before, 11 after); 4.69e6 " + S36_JIT + " (the same); 4.05e6 " + S35_313 + " (754 kHz before, 11 after); 5.34e6 " + S34_DY + "; 5.09e6 " + S33_WINDOW + "; 6.16e6 " + S31_SPIN + " (928 kHz before, 11 after); 5.93e6 " + S30_HANDOFF + "; before it: as swaptions: bound at 6.5-6.8 s on all three seeds, 952 kHz before and 11 kHz after: "
                 "6.3e6 against the seed's 3.61e7 (full mode, session 20; 15.1e6 until session 20, when "
                 "one seed bound at 20.1 s, its ballooning held up by a lock holder that owed refill at "
                 "each dispatch, hv/machine.rs refill_debt_after)"),
         "vips_ple_flexcore_1e6":
             Gap(
-                "Bound at a fifth of the run, exiting at the 2VM's 1,520 kHz before (24 kHz ballooned); "
+                "Bound at a fifth of the run, exiting at the 2VM's 1,511 kHz before (24 kHz ballooned); "
                 "the seed's count, 15 % of its 2VM count, needs a longer contended phase.",
-                "6.82e6 (seed 9.75e6, band from 7.31e6) " + S41_M + " (bound at 21 % of the run; 1,520 kHz before, 24 after); 5.96e6 " + S40_CV + " (bound at 14 % of the run; 1,200 kHz before, 17 after); 5.16e6 " + S36_JIT + " (bound at 14 % of the run; 1,066 kHz before, 17 after); 4.88e6 " + S35_313 + " (1,101 kHz before, 13 after); 6.41e6 " + S34_DY + "; 6.54e6 " + S33_WINDOW + ": the control centre "
+                "7.17e6 (seed 9.75e6, band from 7.31e6) " + S43_SEEDS + " (bound at 21 % of the run; 1,511 kHz before, 24 after; its standard error over the six seeds 0.30e6, so the band's edge is half a standard error away); 6.82e6 " + S41_M + " (bound at 21 % of the run; 1,520 kHz before, 24 after); 5.96e6 " + S40_CV + " (bound at 14 % of the run; 1,200 kHz before, 17 after); 5.16e6 " + S36_JIT + " (bound at 14 % of the run; 1,066 kHz before, 17 after); 4.88e6 " + S35_313 + " (1,101 kHz before, 13 after); 6.41e6 " + S34_DY + "; 6.54e6 " + S33_WINDOW + ": the control centre "
                 "decides at its first check (1 s) and binds at 4.7 s of a 21.5 s run; before it the "
                 "VMs exit at the 2VM's 1,515 kHz, after it little (34 kHz in a run started "
                 "ballooned), so the count is 10.4 % of the 2VM's (seed 15 %). It was 9.31e6, within, "
@@ -582,7 +588,7 @@ GAPS: dict[str, dict[str, Gap]] = {
         "streamcluster_ple_reduction_pct": Gap(
                                            "Follows from streamcluster's FlexCore count (the 2VM "
                                            "count is fitted).",
-                                           "within since session 41: 95.8 % (band to 96.25) " + S41_P + "; 96.1 % " + S41_O + "; 96.9 % " + S40_CV + "; 97.1 % " + S36_JIT + "; 96.7 % " + S35_313 + "; 96.6 % " + S34_DY + " and " + S33_WINDOW + "; "
+                                           "within since session 41: 95.6 % (band to 96.25) " + S43_SEEDS + "; 95.8 % " + S41_P + "; 96.1 % " + S41_O + "; 96.9 % " + S40_CV + "; 97.1 % " + S36_JIT + "; 96.7 % " + S35_313 + "; 96.6 % " + S34_DY + " and " + S33_WINDOW + "; "
                                            "follows from streamcluster_ple_flexcore_1e6 (the 2VM "
                                            "count is fitted); 95.9 %, within, while the model bound "
                                            "at ~6.5 s (sessions 8-32)"),
@@ -594,7 +600,7 @@ GAPS: dict[str, dict[str, Gap]] = {
             Gap(
                 "Ballooned, swaptions waits only on short native contention of its 8 us sections, "
                 "which seldom outlasts the PLE window.",
-                "1.71 kHz " + S41_M + " (sections of 8 µs every 500 µs of compute); 1.60 kHz " + S40_CV + " (sections of 7 µs every 450 µs of compute); 2.01 kHz " + S36_JIT + " and " + S35_313 + "; 2.0 kHz " + S23_SWAPTIONS + " (5.4 before it): after ballooning the model's swaptions "
+                "1.71 kHz " + S43_SEEDS + "; 1.71 kHz " + S41_M + " (sections of 8 µs every 500 µs of compute); 1.60 kHz " + S40_CV + " (sections of 7 µs every 450 µs of compute); 2.01 kHz " + S36_JIT + " and " + S35_313 + "; 2.0 kHz " + S23_SWAPTIONS + " (5.4 before it): after ballooning the model's swaptions "
                 "waits only on native contention of its 7 µs sections, every 400 µs of compute, which "
                 "seldom outlasts the 2.2 µs window; the seed's 'approximately 10 kHz' needs longer "
                 "native waits"),
