@@ -781,7 +781,13 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "a little, and CSRC barely acts (CSRC / softirq tasklets 1.00; 9,172 against 9,181 "
                 "switches /s/pCPU). The seed puts its slightly higher light-load response down "
                 "to 'relative less frequent scheduling when applying CSRC method'; the model's CSRC "
-                "skips almost nothing at 4 tiles. Session 20: 0.993; session 19: 0.990; session 18: 0.991"),
+                "skips almost nothing at 4 tiles. Session 43 (rule T, docs/policies.md ## csrc) tried "
+                "the other reading of the seed's 'still runnable', under which CSRC keeps an idle "
+                "pCPU idle too (Xen 4.1's idle vCPU is runnable): the light-load response became "
+                "9.2x the original's, not slightly higher, and CSRC's peak fell to 6 tiles (full "
+                "mode, seeds 1-8, vmsched reproduce csrc-table1-fig12 csrc-table3-table4 "
+                "csrc-fig15-17 -j 2 --set hypervisor.params.csrc_keeps_idle=true); not adopted. "
+                "Session 20: 0.993; session 19: 0.990; session 18: 0.991"),
         "the original's response time rises more from 8 to 9 tiles than from 1 to 8 (Figure 4)":
             Gap(
                 "0.091 ms from 8 to 9 tiles against 0.136 before: the model's response grows more "

@@ -539,12 +539,14 @@ impl World {
             }
         }
         let pc = &mut self.pcpus[p];
-        match (d.next, d.slice_ns) {
-            (Some(_), Some(s)) => {
+        // A slice with no vCPU is a re-check of an idle pCPU a policy kept idle (CSRC with
+        // `csrc_keeps_idle`); its timer does not wait for a C-state exit.
+        match d.slice_ns {
+            Some(s) => {
                 let at = self.q.now() + s.max(1);
                 self.q.arm(&mut pc.slice_timer, at, Ev::Slice(p));
             }
-            _ => pc.slice_timer.cancel(),
+            None => pc.slice_timer.cancel(),
         }
     }
 

@@ -961,9 +961,16 @@ impl Credit {
                 }
                 if let Some(c) = &mut self.csrc {
                     c.record_switch(p, now);
+                    c.record_idle_entry(p, now);
                 }
             }
             return Decision { next: None, slice_ns: None };
+        }
+        if prev.is_none() {
+            // CSRC with `csrc_keeps_idle`: the idle vCPU is "still runnable" too.
+            if let Some((_, again)) = self.csrc.as_mut().and_then(|c| c.check_idle(p, now)) {
+                return Decision { next: None, slice_ns: Some(again) };
+            }
         }
         if let Some(v) = prev {
             self.burn(v, now);
@@ -1006,6 +1013,7 @@ impl Credit {
             // The blocked unit leaves the pCPU to the idle vCPU: a switch too.
             if let Some(c) = &mut self.csrc {
                 c.record_switch(p, now);
+                c.record_idle_entry(p, now);
             }
         }
         Decision { next: snext, slice_ns: snext.map(|_| self.tslice_ns) }
@@ -1083,6 +1091,41 @@ mod tests {
     #[test]
     fn csrc_never_keeps_a_vcpu_that_blocked() {
         assert_eq!(decide_at(&csrc_on(), 300 * NS_PER_US, false).next, Some(1));
+    }
+
+    /// One pCPU, two 1-vCPU VMs: vCPU 0 runs alone from 0 and blocks at 2 ms (the pCPU goes
+    /// idle); vCPU 1 wakes at `wake_at` and the idle pCPU decides.
+    fn idle_pcpu_decides(params: &[(&str, toml::Value)], wake_at: Ns) -> Decision {
+        let map: BTreeMap<String, toml::Value> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let mut k = crate::hv::sched::testkit::Kit::new(1, &[1, 1]);
+        let mut c = Credit::from_params(&mut Params::new(&map)).unwrap();
+        k.init(&mut c);
+        k.wake(&mut c, 0);
+        assert_eq!(k.pcpu_cur, vec![Some(0)]);
+        k.now = 2 * NS_PER_MS;
+        k.halt(&mut c, 0);
+        assert_eq!(k.pcpu_cur, vec![None]);
+        k.now = wake_at;
+        k.vcpus[1].run = RunState::Runnable;
+        k.with(|view| c.wake(view, 1));
+        k.with(|view| c.do_schedule(view, 0, None, false, Reason::Timer))
+    }
+
+    #[test]
+    fn csrc_keeps_an_idle_pcpu_idle_only_when_the_idle_vcpu_counts_as_runnable() {
+        let keeps = |on: bool| {
+            let mut p = csrc_on();
+            p.push(("csrc_keeps_idle", toml::Value::Boolean(on)));
+            p
+        };
+        let at = 2 * NS_PER_MS + 300 * NS_PER_US;
+        // Xen's rate limit's reading (the default): the woken vCPU comes in at once.
+        assert_eq!(idle_pcpu_decides(&keeps(false), at).next, Some(1));
+        assert_eq!(idle_pcpu_decides(&csrc_on(), at).next, Some(1));
+        // The idle vCPU ran 0.3 ms: kept, and the scheduler is called again after the rest.
+        assert_eq!(idle_pcpu_decides(&keeps(true), at), Decision { next: None, slice_ns: Some(700 * NS_PER_US) });
+        // Idle for 1 ms or more: the woken vCPU comes in.
+        assert_eq!(idle_pcpu_decides(&keeps(true), 4 * NS_PER_MS).next, Some(1));
     }
 
     /// Two pCPUs, three 1-vCPU VMs: vCPU 0 runs on pCPU 0, vCPU 1 waits behind it (queued

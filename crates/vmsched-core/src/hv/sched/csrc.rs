@@ -28,6 +28,16 @@
 //! yielding, no tasklet work). It has no equivalent of criterion 1: Xen never looks at the
 //! pCPU's recent switch rate.
 //!
+//! - whether the idle vCPU counts as "still runnable" (`csrc_keeps_idle`, default false). In
+//!   Xen 4.1 it is runnable (`vcpu_runnable(idle)` holds; `csched_schedule` re-inserts the
+//!   current unit whenever it is runnable, idle included), and Xen's own rate limit needs an
+//!   explicit `!is_idle_vcpu(current)` to leave it out; Fig. 14 names no such exclusion, and
+//!   §6 puts CSRC's slightly slower responses at light load down to "relative less frequent
+//!   scheduling". With `csrc_keeps_idle` both criteria also keep an idle pCPU idle (its run
+//!   time counted from its switch to the idle vCPU); a woken vCPU then waits on its runqueue
+//!   until the re-check or until another pCPU steals it (session 43, rule T,
+//!   docs/policies.md ## csrc).
+//!
 //! Leaves out: the seed does not say whether the threshold adapts; here it is fixed.
 
 use std::collections::VecDeque;
@@ -55,8 +65,12 @@ pub struct Csrc {
     /// Switches allowed in one window before criterion 1 applies (rate x window).
     max_in_window: usize,
     min_run_ns: Ns,
+    /// Whether the idle vCPU counts as still runnable (`csrc_keeps_idle`).
+    pub keeps_idle: bool,
     /// Per pCPU, the times of its context switches within the last window, oldest first.
     switches: Vec<VecDeque<Ns>>,
+    /// Per pCPU, when it last switched to the idle vCPU (None: idle since before the run).
+    idle_entry_ns: Vec<Option<Ns>>,
     pub skips_rate: u64,
     pub skips_min_run: u64,
 }
@@ -71,16 +85,49 @@ impl Csrc {
         let rate_per_s = p.f64("csrc_rate_threshold_per_s", 1000.0, 0.0, 1e7)?;
         // seed 001 §5.3: "runs less than some time slice (1million second for example)", 1 ms.
         let min_run_us = p.f64("csrc_min_run_us", 1000.0, 0.0, 1e6)?;
+        // A reading of the seed's "still runnable" (see the module header); off: Xen's rate
+        // limit's.
+        let keeps_idle = p.bool("csrc_keeps_idle", false)?;
         if !on {
             return Ok(None);
         }
         let window_ns = (window_ms * NS_PER_MS as f64) as Ns;
-        Ok(Some(Csrc::new(window_ns, rate_per_s, (min_run_us * NS_PER_US as f64) as Ns)))
+        let mut c = Csrc::new(window_ns, rate_per_s, (min_run_us * NS_PER_US as f64) as Ns);
+        c.keeps_idle = keeps_idle;
+        Ok(Some(c))
     }
 
     pub fn new(window_ns: Ns, rate_per_s: f64, min_run_ns: Ns) -> Csrc {
         let max_in_window = (rate_per_s * window_ns as f64 / NS_PER_S as f64).floor() as usize;
-        Csrc { window_ns, max_in_window, min_run_ns, switches: Vec::new(), skips_rate: 0, skips_min_run: 0 }
+        Csrc {
+            window_ns,
+            max_in_window,
+            min_run_ns,
+            keeps_idle: false,
+            switches: Vec::new(),
+            idle_entry_ns: Vec::new(),
+            skips_rate: 0,
+            skips_min_run: 0,
+        }
+    }
+
+    /// pCPU `p` switched to the idle vCPU at `now`.
+    pub fn record_idle_entry(&mut self, p: PcpuId, now: Ns) {
+        if self.idle_entry_ns.len() <= p {
+            self.idle_entry_ns.resize(p + 1, None);
+        }
+        self.idle_entry_ns[p] = Some(now);
+    }
+
+    /// With `keeps_idle`, whether idle pCPU `p` stays idle now: the skip and when to call the
+    /// scheduler again, as `check` for a running vCPU.
+    pub fn check_idle(&mut self, p: PcpuId, now: Ns) -> Option<(Skip, Ns)> {
+        if !self.keeps_idle {
+            return None;
+        }
+        // A pCPU idle since before the run has run its idle vCPU since boot.
+        let runtime = self.idle_entry_ns.get(p).copied().flatten().map_or(Ns::MAX, |t| now.saturating_sub(t));
+        self.check(p, now, runtime, true)
     }
 
     fn window(&mut self, p: PcpuId, now: Ns) -> &mut VecDeque<Ns> {
@@ -183,6 +230,20 @@ mod tests {
         // Just scheduled in: re-check no sooner than 100 us, as Xen's CSCHED_MIN_TIMER.
         assert_eq!(c.check(0, 50 * MS, 950 * NS_PER_US, true).unwrap().1, 100 * NS_PER_US);
         assert_eq!(c.check(0, 50 * MS, MS, true), None, "ran its 1 ms");
+    }
+
+    #[test]
+    fn the_idle_vcpu_is_kept_only_when_it_counts_as_runnable() {
+        let mut c = csrc();
+        c.record_idle_entry(0, 50 * MS);
+        // Idle for 0.3 ms: kept (criterion 2) only under `csrc_keeps_idle`.
+        assert_eq!(c.check_idle(0, 50 * MS + 300 * NS_PER_US), None);
+        c.keeps_idle = true;
+        assert_eq!(c.check_idle(0, 50 * MS + 300 * NS_PER_US), Some((Skip::MinRun, 700 * NS_PER_US)));
+        // Idle for its millisecond: a woken vCPU may come in.
+        assert_eq!(c.check_idle(0, 51 * MS), None);
+        // A pCPU idle since before the run is not kept by the minimum run.
+        assert_eq!(c.check_idle(3, 100 * NS_PER_US), None);
     }
 
     #[test]
