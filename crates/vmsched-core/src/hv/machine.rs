@@ -27,9 +27,21 @@
 use crate::engine::Ns;
 use crate::host::{cache_warmth, refill_parts_ns, ExitReason};
 use crate::hv::sched::{HvScheduler, Reason, SchedRequest, SchedView, VcpuFacts};
+use crate::metrics::cputime::ticks_in;
 use crate::sim::state::*;
 use crate::sim::{Ev, World};
 use crate::trace::Preempted;
+
+/// A stretch `(from, to]` a vCPU ran, in the order `advance_time` charges it: the hypervisor's
+/// work up to `hv_end`, an interrupt handler up to `irq_end`, then the rest, in kernel mode or
+/// not (`rest_kernel`; None while the guest has halted and KVM polls).
+struct RunSpan {
+    from: Ns,
+    hv_end: Ns,
+    irq_end: Ns,
+    to: Ns,
+    rest_kernel: Option<bool>,
+}
 
 /// What a thread owes on starting on a pCPU (`World::thread_refill`): the refill's time, of
 /// it the page walks, and the cache part's misses to memory.
@@ -139,10 +151,14 @@ impl World {
     /// Charge the time since the last run-state change to steal or halted time.
     pub(crate) fn close_state_interval(&mut self, v: VcpuId) {
         let now = self.q.now();
+        let jiffy = self.vms[self.vcpus[v].vm].tick_ns;
         let vc = &mut self.vcpus[v];
         let dt = now - vc.state_since;
         match vc.run {
-            RunState::Runnable => vc.steal_ns += dt,
+            RunState::Runnable => {
+                vc.steal_ns += dt;
+                vc.cputime.preempted(vc.state_since, now, jiffy);
+            }
             RunState::Blocked => vc.halted_ns += dt,
             _ => {}
         }
@@ -156,6 +172,9 @@ impl World {
             self.idle_wait.set_waiting(self.affinity[v].as_deref(), new == RunState::Runnable, self.q.now());
         }
         self.vcpus[v].run = new;
+        if new == RunState::Blocked {
+            self.vcpus[v].cputime.halted();
+        }
         self.sync_facts(v);
         if let Some(t) = self.trace.as_mut() {
             t.state_changed(v, new, self.q.now());
@@ -299,15 +318,43 @@ impl World {
     }
 
     fn advance_time(&mut self, v: VcpuId) {
+        if let Some(span) = self.advance_time_buckets(v) {
+            self.account_ticks(v, span);
+        }
+    }
+
+    /// The guest's tick accounting over a stretch `v` ran (`metrics::cputime`).
+    fn account_ticks(&mut self, v: VcpuId, span: RunSpan) {
+        let jiffy = self.vms[self.vcpus[v].vm].tick_ns;
+        let c = &mut self.vcpus[v].cputime;
+        let Some(rest_kernel) = span.rest_kernel else {
+            // Halt polling: the guest has halted (NOHZ idle).
+            return c.halted();
+        };
+        let handler = span.irq_end > span.hv_end;
+        c.ran(ticks_in(span.from, span.hv_end, jiffy), handler || rest_kernel, jiffy);
+        c.ran(ticks_in(span.hv_end, span.irq_end, jiffy), true, jiffy);
+        c.ran(ticks_in(span.irq_end, span.to, jiffy), rest_kernel, jiffy);
+    }
+
+    /// Charge `v`'s run since its last accounting to its time buckets; returns the stretch's
+    /// parts in order (hypervisor work, then an interrupt handler, then the rest) for the
+    /// guest's tick accounting, or None if there was nothing to charge.
+    fn advance_time_buckets(&mut self, v: VcpuId) -> Option<RunSpan> {
         let now = self.q.now();
-        let RunState::Running(p) = self.vcpus[v].run else { return };
+        let RunState::Running(p) = self.vcpus[v].run else { return None };
         let masked = self.irqs_masked(v);
         let deferred = self.vcpus[v].refill_debt_ns > 0 && self.refill_deferred(v);
+        let rest_kernel = self.vcpus[v].cur.map_or(true, |t| {
+            let a = &self.threads[t].act;
+            a.preempt_disabled() || a.kernel_spin()
+        });
         let vc = &mut self.vcpus[v];
         let mut dt = now - vc.seg_start;
         if dt == 0 {
-            return;
+            return None;
         }
+        let from = vc.seg_start;
         vc.seg_start = now;
         vc.run_ns += dt;
         let pc = &mut self.pcpus[p];
@@ -325,32 +372,36 @@ impl World {
         pc.hv_ns += h;
         pc.guest_ns += dt - h;
         dt -= h;
+        let hv_end = from + b + h;
+        let mut irq_end = hv_end;
         if dt > 0 && !masked {
             if let Some(w) = vc.irq.front_mut() {
                 let x = dt.min(w.left_ns);
                 w.left_ns -= x;
                 vc.t.irq += x;
                 dt -= x;
+                irq_end += x;
             }
         }
+        let span = |rest_kernel| Some(RunSpan { from, hv_end, irq_end, to: now, rest_kernel });
         if dt > 0 && (vc.irq.is_empty() || masked) && !deferred {
             let r = dt.min(vc.refill_debt_ns);
             Self::pay_refill(vc, pc, r);
             dt -= r;
         }
         if dt == 0 {
-            return;
+            return span(Some(rest_kernel));
         }
         if vc.poll_until.is_some() {
             vc.t.halt_poll += dt;
             pc.guest_ns -= dt;
             pc.hv_ns += dt;
             pc.hv_by_exit_ns[ExitReason::slot(Some(ExitReason::Hlt))] += dt;
-            return;
+            return span(None);
         }
         let Some(t) = vc.cur else {
             vc.t.irq += dt;
-            return;
+            return span(Some(true));
         };
         let speed = self.speed(v, p, t);
         let th = &mut self.threads[t];
@@ -397,6 +448,7 @@ impl World {
             }
             _ => vc.t.useful += dt,
         }
+        span(Some(rest_kernel))
     }
 
     /// Work done per ns of guest compute by thread `t` of vCPU `v` on pCPU `p`: remote memory

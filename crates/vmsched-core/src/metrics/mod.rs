@@ -5,6 +5,7 @@
 //! beside it. Histograms use power-of-two buckets (as `perf`/`bpftrace` hist do) and report
 //! exact counts per bucket plus bucket-resolution percentiles.
 
+pub mod cputime;
 pub mod idle_wait;
 pub mod results;
 

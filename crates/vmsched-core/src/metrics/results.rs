@@ -21,6 +21,15 @@ pub struct GuestTime {
     pub steal: Ns,
 }
 
+/// The guest's own tick-sampled CPU accounting (`metrics::cputime`), summed over the VM's
+/// vCPUs: what its `/proc/stat` would report as user, system and steal time.
+#[derive(Debug, Clone, Serialize)]
+pub struct GuestTicks {
+    pub user_ns: Ns,
+    pub system_ns: Ns,
+    pub steal_ns: Ns,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct VmResult {
     pub vm: usize,
@@ -43,6 +52,7 @@ pub struct VmResult {
     pub cross_socket_messages: u64,
     pub cpu_ns: Ns,
     pub guest_ns: GuestTime,
+    pub guest_ticks: GuestTicks,
     /// (lock spin + IPI wait) / guest CPU time (CPU time less hypervisor time).
     pub spin_fraction: f64,
     pub exits: BTreeMap<String, u64>,
@@ -211,9 +221,11 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
         let (mut polls, mut polls_ok) = (0, 0);
         let mut exits = [0u64; ExitReason::ALL.len()];
         let mut online = 0;
+        let mut ticks = super::cputime::TickCounts::default();
         for &v in &vm.vcpus {
             let vc = &w.vcpus[v];
             t.add(&vc.t);
+            ticks.add(&vc.cputime.ticks);
             halted += vc.halted_ns;
             steal += vc.steal_ns;
             cpu += vc.run_ns;
@@ -245,6 +257,11 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             cross_socket_messages: vm.cross_socket_messages,
             cpu_ns: cpu,
             guest_ns: GuestTime { on_cpu: t, halted, steal },
+            guest_ticks: GuestTicks {
+                user_ns: ticks.user * vm.tick_ns,
+                system_ns: ticks.system * vm.tick_ns,
+                steal_ns: ticks.steal * vm.tick_ns,
+            },
             spin_fraction: if cpu > t.hv { (t.lock_spin + t.ipi_wait) as f64 / (cpu - t.hv) as f64 } else { 0.0 },
             exits: ExitReason::ALL.iter().map(|r| (r.name().to_string(), exits[r.index()])).collect(),
             ple_exits: exits[ExitReason::Ple.index()],

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use crate::engine::{Ns, RngStream, Timer};
 use crate::host::ExitReason;
+use crate::metrics::cputime::GuestCputime;
 use crate::metrics::{Histogram, TimeBuckets};
 use crate::scenario::SpinlockKind;
 
@@ -173,6 +174,8 @@ pub struct Vcpu {
     pub sched_tail_until: Ns,
     /// Accounting.
     pub t: TimeBuckets,
+    /// The guest's own tick-sampled accounting of this vCPU (`metrics::cputime`).
+    pub cputime: GuestCputime,
     pub run_ns: Ns,
     pub steal_ns: Ns,
     pub halted_ns: Ns,
@@ -236,6 +239,7 @@ impl Vcpu {
             steal_preempted: false,
             sched_tail_until: 0,
             t: TimeBuckets::default(),
+            cputime: GuestCputime::default(),
             run_ns: 0,
             steal_ns: 0,
             halted_ns: 0,

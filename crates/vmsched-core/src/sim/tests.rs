@@ -1749,3 +1749,36 @@ fn threads_on_the_wake_list_of_a_vcpu_taken_offline_finish_elsewhere() {
     let r = sim.run().unwrap();
     assert!(r.vms[0].finished, "all threads must finish on the remaining vCPUs");
 }
+
+/// The guest's tick accounting (`metrics::cputime`) of VM `vm`: user, system and steal time.
+fn ticks_of(r: &Results, vm: usize) -> (f64, f64, f64) {
+    let g = &r.vms[vm].guest_ticks;
+    (g.user_ns as f64, g.system_ns as f64, g.steal_ns as f64)
+}
+
+#[test]
+fn the_guests_tick_accounting_covers_its_running_and_stolen_time() {
+    let r = run_text(SYNC_2VM, Some("cfs"));
+    for vm in 0..2 {
+        let (user, system, steal) = ticks_of(&r, vm);
+        let v = &r.vms[vm];
+        // Every jiffy the vCPUs ran or waited preempted is charged once (halted ones are not).
+        let covered = (v.cpu_ns - v.guest_ns.on_cpu.halt_poll + v.guest_ns.steal) as f64;
+        let charged = user + system + steal;
+        assert!((charged / covered - 1.0).abs() < 0.05, "vm{vm}: ticks {charged} against {covered} ns");
+        assert!(system > 0.0 && user > 0.0 && steal > 0.0, "vm{vm}: {user} / {system} / {steal}");
+    }
+    // The same ticks and nothing else: sampling leaves the simulation as it was.
+    assert_eq!(results_json(&r), results_json(&run_text(SYNC_2VM, Some("cfs"))));
+}
+
+#[test]
+fn a_guest_with_no_kernel_work_and_no_contention_ticks_in_user_mode() {
+    let one = sync_free(SYNC_2VM);
+    let one = one.split("[[vms]]\nname = \"vm1\"").next().unwrap().to_string();
+    let r = run_text(&one, Some("cfs"));
+    let (user, system, steal) = ticks_of(&r, 0);
+    assert!(user > 0.0);
+    assert!(system < 0.02 * user, "system {system} against user {user}");
+    assert!(steal < 0.02 * user, "steal {steal} against user {user}");
+}
