@@ -20,14 +20,7 @@
 //! - after a skip the scheduler is called again when the skip would end: at the end of the
 //!   1 ms minimum run (criterion 2), or when enough switches have left the window for the
 //!   rate to fall to the threshold (criterion 1), never sooner than `CSCHED_MIN_TIMER`
-//!   (100 us), as Xen does for its rate limit.
-//!
-//! How it differs from Xen's `sched_ratelimit_us` (xen/common/sched/credit.c,
-//! `csched_schedule`; since Xen 4.2, default 1000 us): the rate limit is criterion 2 alone
-//! (`runtime = now - state_entry_time < prv->ratelimit` and the unit is runnable, not
-//! yielding, no tasklet work). It has no equivalent of criterion 1: Xen never looks at the
-//! pCPU's recent switch rate.
-//!
+//!   (100 us), as Xen does for its rate limit;
 //! - whether the idle vCPU counts as "still runnable" (`csrc_keeps_idle`, default false). In
 //!   Xen 4.1 it is runnable (`vcpu_runnable(idle)` holds; `csched_schedule` re-inserts the
 //!   current unit whenever it is runnable, idle included), and Xen's own rate limit needs an
@@ -36,7 +29,13 @@
 //!   scheduling". With `csrc_keeps_idle` both criteria also keep an idle pCPU idle (its run
 //!   time counted from its switch to the idle vCPU); a woken vCPU then waits on its runqueue
 //!   until the re-check or until another pCPU steals it (session 43, rule T,
-//!   docs/policies.md ## csrc).
+//!   docs/policies.md ## csrc; not adopted: the CSRC reproductions starve under it).
+//!
+//! How it differs from Xen's `sched_ratelimit_us` (xen/common/sched/credit.c,
+//! `csched_schedule`; since Xen 4.2, default 1000 us): the rate limit is criterion 2 alone
+//! (`runtime = now - state_entry_time < prv->ratelimit` and the unit is runnable, not
+//! yielding, no tasklet work). It has no equivalent of criterion 1: Xen never looks at the
+//! pCPU's recent switch rate.
 //!
 //! Leaves out: the seed does not say whether the threshold adapts; here it is fixed.
 
