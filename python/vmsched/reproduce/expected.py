@@ -790,7 +790,8 @@ GAPS: dict[str, dict[str, Gap]] = {
                 "skips almost nothing at 4 tiles. Session 43 (rule T, docs/policies.md ## csrc) tried "
                 "the other reading of the seed's 'still runnable', under which CSRC keeps an idle "
                 "pCPU idle too (Xen 4.1's idle vCPU is runnable): the light-load response became "
-                "9.2x the original's, not slightly higher, and CSRC's peak fell to 6 tiles (full "
+                "9.2x the original's, not slightly higher, and CSRC was past the QoS limit at every load "
+                "of the sweep, from 6 tiles (full "
                 "mode, seeds 1-8, vmsched reproduce csrc-table1-fig12 csrc-table3-table4 "
                 "csrc-fig15-17 -j 2 --set hypervisor.params.csrc_keeps_idle=true); not adopted. "
                 "Session 20: 0.993; session 19: 0.990; session 18: 0.991"),
