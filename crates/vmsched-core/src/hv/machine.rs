@@ -343,6 +343,10 @@ impl World {
     fn advance_time_buckets(&mut self, v: VcpuId) -> Option<RunSpan> {
         let now = self.q.now();
         let RunState::Running(p) = self.vcpus[v].run else { return None };
+        let from = self.vcpus[v].seg_start;
+        if now == from {
+            return None;
+        }
         let masked = self.irqs_masked(v);
         let deferred = self.vcpus[v].refill_debt_ns > 0 && self.refill_deferred(v);
         let rest_kernel = self.vcpus[v].cur.map_or(true, |t| {
@@ -350,11 +354,7 @@ impl World {
             a.preempt_disabled() || a.kernel_spin()
         });
         let vc = &mut self.vcpus[v];
-        let mut dt = now - vc.seg_start;
-        if dt == 0 {
-            return None;
-        }
-        let from = vc.seg_start;
+        let mut dt = now - from;
         vc.seg_start = now;
         vc.run_ns += dt;
         let pc = &mut self.pcpus[p];

@@ -960,8 +960,7 @@ impl Credit {
                     self.insert(p, v);
                 }
                 if let Some(c) = &mut self.csrc {
-                    c.record_switch(p, now);
-                    c.record_idle_entry(p, now);
+                    c.record_switch_to_idle(p, now);
                 }
             }
             return Decision { next: None, slice_ns: None };
@@ -1012,8 +1011,7 @@ impl Credit {
         if snext.is_none() && prev.is_some() {
             // The blocked unit leaves the pCPU to the idle vCPU: a switch too.
             if let Some(c) = &mut self.csrc {
-                c.record_switch(p, now);
-                c.record_idle_entry(p, now);
+                c.record_switch_to_idle(p, now);
             }
         }
         Decision { next: snext, slice_ns: snext.map(|_| self.tslice_ns) }

@@ -110,8 +110,9 @@ impl Csrc {
         }
     }
 
-    /// pCPU `p` switched to the idle vCPU at `now`.
-    pub fn record_idle_entry(&mut self, p: PcpuId, now: Ns) {
+    /// pCPU `p` switched to the idle vCPU at `now`: a switch, and the idle vCPU's start.
+    pub fn record_switch_to_idle(&mut self, p: PcpuId, now: Ns) {
+        self.record_switch(p, now);
         if self.idle_entry_ns.len() <= p {
             self.idle_entry_ns.resize(p + 1, None);
         }
@@ -234,7 +235,7 @@ mod tests {
     #[test]
     fn the_idle_vcpu_is_kept_only_when_it_counts_as_runnable() {
         let mut c = csrc();
-        c.record_idle_entry(0, 50 * MS);
+        c.record_switch_to_idle(0, 50 * MS);
         // Idle for 0.3 ms: kept (criterion 2) only under `csrc_keeps_idle`.
         assert_eq!(c.check_idle(0, 50 * MS + 300 * NS_PER_US), None);
         c.keeps_idle = true;
