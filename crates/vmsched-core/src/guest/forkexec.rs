@@ -35,7 +35,7 @@ use crate::sim::World;
 
 /// `imbalance_pct` of the multi-core and CPU domains (include/linux/topology.h `SD_MC_INIT`,
 /// `SD_CPU_INIT`, Linux 2.6.32).
-const SD_IMBALANCE_PCT: usize = 125;
+pub(crate) const SD_IMBALANCE_PCT: usize = 125;
 
 impl World {
     /// Runnable threads on vCPU `u`, the running one included (`weighted_cpuload` with nice-0
@@ -83,6 +83,7 @@ impl World {
         }
         self.advance(v);
         self.vcpus[v].cur = None;
+        self.threads[t].last_ran = Some(self.now());
         self.threads[t].act = Activity::Ready;
         self.threads[t].vcpu = u;
         self.enqueue_thread(t, u, Some(v), None);

@@ -4,7 +4,9 @@
 //! Models (Linux guest, reference §4.9-4.10):
 //! - per-vCPU runqueues, round robin with a time slice counted in vCPU run time (Linux with
 //!   steal-time accounting charges a task only for time its vCPU really ran), wake-up placement
-//!   (previous vCPU if idle, else an idle vCPU, else the previous one — `select_task_rq`),
+//!   (by default the previous vCPU if idle, else an idle vCPU, else the previous one —
+//!   `select_task_rq`; `guest.wake_placement` selects Linux 2.6.32's wake-affine placement
+//!   and new-idle rules instead, `guest::wakeaffine`),
 //!   fork and exec balancing of new processes (`guest::forkexec`),
 //!   new-idle pulls and periodic balancing, CPU affinity masks, offline vCPUs skipped;
 //! - an idle vCPU executes HLT at once (tickless idle);
@@ -35,7 +37,7 @@
 use crate::engine::{us_to_ns, Ns};
 use crate::guest::program::Instr;
 use crate::host::ExitReason;
-use crate::scenario::{DurationUs, SpinlockKind};
+use crate::scenario::{DurationUs, SpinlockKind, WakePlacement};
 use crate::sim::state::*;
 use crate::sim::{Ev, World};
 
@@ -78,6 +80,10 @@ impl World {
         let next = self.vcpus[v].runq.pop_front().or_else(|| self.newidle_pull(v));
         match next {
             Some(t) => {
+                if self.vms[self.vcpus[v].vm].wake_placement.is_2632() {
+                    // The vCPU's idle period, if one was open, ends (`guest::wakeaffine`).
+                    self.vcpus[v].idle_stamp = None;
+                }
                 self.threads[t].vcpu = v;
                 self.threads[t].slice_used_ns = 0;
                 self.vcpus[v].cur = Some(t);
@@ -97,8 +103,15 @@ impl World {
         }
     }
 
-    fn newidle_pull(&mut self, v: VcpuId) -> Option<ThreadId> {
+    /// New-idle balance of vCPU `v`, whose runqueue is empty. Under a 2.6.32 placement it is
+    /// skipped while `v`'s average idle period is under the migration cost, and a cache-hot
+    /// thread is not pulled (`guest::wakeaffine`).
+    pub(crate) fn newidle_pull(&mut self, v: VcpuId) -> Option<ThreadId> {
         let vm = self.vcpus[v].vm;
+        let rules_2632 = self.vms[vm].wake_placement.is_2632();
+        if rules_2632 && !self.idle_balance_allowed(v) {
+            return None;
+        }
         let idx = self.vcpus[v].idx;
         let mut best: Option<(usize, VcpuId)> = None;
         for &u in &self.vms[vm].vcpus {
@@ -114,13 +127,17 @@ impl World {
             }
         }
         let (_, u) = best?;
-        let pos = self.vcpus[u].runq.iter().rposition(|&t| self.threads[t].allowed(idx))?;
+        let pos = self.vcpus[u].runq.iter().rposition(|&t| self.threads[t].allowed(idx) && !(rules_2632 && self.task_hot(t)))?;
+        if rules_2632 {
+            self.vcpus[v].idle_stamp = None;
+        }
         self.vcpus[u].runq.remove(pos)
     }
 
     /// Guest slice expired: the current thread goes to the back of its runqueue.
     pub(crate) fn guest_preempt(&mut self, v: VcpuId) {
         let Some(t) = self.vcpus[v].cur.take() else { return };
+        self.threads[t].last_ran = Some(self.now());
         self.vcpus[v].runq.push_back(t);
         self.guest_pick(v);
     }
@@ -161,6 +178,7 @@ impl World {
     pub(crate) fn block(&mut self, t: ThreadId) {
         let v = self.threads[t].vcpu;
         self.threads[t].blocked_at = self.now();
+        self.threads[t].last_ran = Some(self.now());
         if self.vcpus[v].cur == Some(t) {
             self.advance(v);
             self.threads[t].act = Activity::Blocked;
@@ -171,8 +189,9 @@ impl World {
         }
     }
 
-    /// The vCPU a waking thread goes to (`select_task_rq`).
-    fn select_vcpu(&self, t: ThreadId) -> VcpuId {
+    /// The vCPU a waking thread goes to under the default `prev_or_idle` placement
+    /// (`select_task_rq`): its previous vCPU if idle, else any idle vCPU, else the previous one.
+    pub(crate) fn select_vcpu_prev_or_idle(&self, t: ThreadId) -> VcpuId {
         let th = &self.threads[t];
         let vm = &self.vms[th.vm];
         let ok = |u: VcpuId| self.vcpus[u].online && th.allowed(self.vcpus[u].idx);
@@ -198,12 +217,27 @@ impl World {
     /// Make a blocked thread runnable. `waker` is the vCPU whose code woke it (it pays the
     /// reschedule IPI), or None for a timer or device.
     pub(crate) fn wake_thread(&mut self, t: ThreadId, waker: Option<VcpuId>) {
+        self.wake_thread_from(t, waker, None);
+    }
+
+    /// `wake_thread` with Linux's sync hint (`WF_SYNC`): `sync_from` is the thread doing a sync
+    /// wake-up (a socket or pipe peer, an exiting child), which the 2.6.32 placements take off
+    /// its vCPU's load (`guest::wakeaffine`).
+    pub(crate) fn wake_thread_from(&mut self, t: ThreadId, waker: Option<VcpuId>, sync_from: Option<ThreadId>) {
         let mut slept = None;
         if self.threads[t].act == Activity::Blocked {
             self.threads[t].act = Activity::Ready;
             slept = Some(self.now() - self.threads[t].blocked_at);
         }
-        let u = self.select_vcpu(t);
+        let placement = self.vms[self.threads[t].vm].wake_placement;
+        let u = match placement {
+            WakePlacement::PrevOrIdle => self.select_vcpu_prev_or_idle(t),
+            WakePlacement::Affine => self.select_vcpu_2632(t, waker, sync_from, false),
+            WakePlacement::AffineIdleSibling => self.select_vcpu_2632(t, waker, sync_from, true),
+        };
+        if placement.is_2632() {
+            self.note_wakeup_onto(u);
+        }
         self.enqueue_thread(t, u, waker, slept);
     }
 
@@ -621,7 +655,7 @@ impl World {
         let qu = &mut self.vms[vm].queues[q];
         qu.msg_lines = msg_lines;
         if let Some(g) = qu.getters.pop_front() {
-            self.wake_thread(g, Some(v));
+            self.wake_thread_from(g, Some(v), Some(t));
             self.channel_touch(g, q);
             let written = self.message_write(t, msg_lines);
             self.message_read(g, written, msg_lines);
@@ -652,7 +686,7 @@ impl World {
             let qu = &mut self.vms[vm].queues[q];
             if let Some(p) = qu.putters.pop_front() {
                 qu.items += 1;
-                self.wake_thread(p, Some(v));
+                self.wake_thread_from(p, Some(v), Some(t));
                 self.channel_touch(p, q);
                 if let Some(w) = self.message_write(p, lines) {
                     self.vms[vm].queues[q].in_flight.push_back(w);
@@ -794,16 +828,30 @@ impl World {
     fn thread_exit(&mut self, t: ThreadId) {
         let vm = self.threads[t].vm;
         let v = self.threads[t].vcpu;
-        self.block(t);
-        self.threads[t].act = Activity::Exited;
+        // Under a 2.6.32 placement the child wakes its waiting parent (a sync wake-up) before it
+        // leaves its vCPU, as `exit_notify` runs before the last `schedule()`
+        // (`guest::wakeaffine`); the default placement keeps the model's older order.
+        let wake_first = self.vms[vm].wake_placement.is_2632();
+        if !wake_first {
+            self.block(t);
+            self.threads[t].act = Activity::Exited;
+        }
         self.vms[vm].live_threads -= 1;
         if let Some(p) = self.threads[t].parent {
             let pt = &mut self.threads[p];
             pt.live_children -= 1;
             if pt.live_children == 0 && pt.waiting_children {
                 pt.waiting_children = false;
-                self.wake_thread(p, Some(v));
+                if wake_first {
+                    self.wake_thread_from(p, Some(v), Some(t));
+                } else {
+                    self.wake_thread(p, Some(v));
+                }
             }
+        }
+        if wake_first {
+            self.block(t);
+            self.threads[t].act = Activity::Exited;
         }
         if self.vms[vm].live_threads == 0 {
             self.vms[vm].finished_at = Some(self.now());
@@ -863,6 +911,7 @@ impl World {
         self.vcpus[v].online = false;
         let mut moving: Vec<ThreadId> = self.vcpus[v].runq.drain(..).collect();
         if let Some(t) = self.vcpus[v].cur.take() {
+            self.threads[t].last_ran = Some(self.now());
             moving.insert(0, t);
         }
         let mut irqs: Vec<IrqWork> = self.vcpus[v].irq.drain(..).collect();

@@ -13,4 +13,5 @@ pub mod requests;
 pub mod resched;
 pub mod rwsem;
 pub mod ticket;
+pub mod wakeaffine;
 pub mod workloads;

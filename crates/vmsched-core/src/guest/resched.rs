@@ -141,6 +141,7 @@ impl World {
         self.vcpus[u].runq.push_front(t);
         self.advance(u);
         let cur = self.vcpus[u].cur.take().expect("checked above");
+        self.threads[cur].last_ran = Some(self.now());
         self.vcpus[u].runq.push_back(cur);
         self.guest_pick(u);
     }

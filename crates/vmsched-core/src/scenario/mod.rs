@@ -328,6 +328,19 @@ pub struct GuestSpec {
     /// scenarios written before it keep their results.
     #[serde(default)]
     pub ttwu_queue: bool,
+    /// Where the guest puts a woken thread, and the new-idle pull rules that go with it
+    /// (`guest::wakeaffine`). `prev_or_idle` (the default, the model's placement before
+    /// session 44): the thread's previous vCPU if idle, else any idle vCPU, else the previous
+    /// one. `affine`: Linux 2.6.32's `select_task_rq_fair` on a guest whose vCPUs share no
+    /// cache (each its own package, as VMkit's emulated K7 shows them): the waker's vCPU if
+    /// `wake_affine` passes, else the previous one, and no search for an idle vCPU.
+    /// `affine_idle_sibling`: the same on a guest whose vCPUs share a last-level cache (one
+    /// multi-core domain, `SD_SHARE_PKG_RESOURCES`): that target, then `select_idle_sibling`'s
+    /// search for an idle vCPU. Both 2.6.32 values also take 2.6.32's new-idle rules: no pull
+    /// while the vCPU's average idle period is under the migration cost, and no pull of a
+    /// cache-hot thread.
+    #[serde(default)]
+    pub wake_placement: WakePlacement,
     /// vCPU that receives device interrupts.
     #[serde(default)]
     pub irq_vcpu: u32,
@@ -340,6 +353,28 @@ pub struct GuestSpec {
     /// How long CPU hotplug takes in this guest (used by controllers' `set_online_vcpus`).
     #[serde(default)]
     pub hotplug: HotplugSpec,
+}
+
+/// Where a guest puts a woken thread (`GuestSpec::wake_placement`, `guest::wakeaffine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WakePlacement {
+    /// The previous vCPU if idle, else any idle vCPU, else the previous one.
+    #[default]
+    PrevOrIdle,
+    /// Linux 2.6.32, no shared cache between the vCPUs: the waker's vCPU or the previous one
+    /// (`wake_affine`), never an idle search; with 2.6.32's new-idle rules.
+    Affine,
+    /// Linux 2.6.32, one shared-cache domain over the vCPUs: the `wake_affine` target, then
+    /// `select_idle_sibling`; with 2.6.32's new-idle rules.
+    AffineIdleSibling,
+}
+
+impl WakePlacement {
+    /// One of Linux 2.6.32's placements (with its new-idle rules).
+    pub fn is_2632(self) -> bool {
+        self != WakePlacement::PrevOrIdle
+    }
 }
 
 /// The guest's CPU-hotplug agent and its cost model (seed 000_e4beefc956462be7.txt §3.2).
@@ -450,6 +485,7 @@ impl Default for GuestSpec {
             tickless: true,
             busy_tick: false,
             ttwu_queue: false,
+            wake_placement: WakePlacement::PrevOrIdle,
             irq_vcpu: 0,
             online_vcpus: None,
             paravirt: ParavirtSpec::default(),

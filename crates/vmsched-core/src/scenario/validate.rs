@@ -649,6 +649,14 @@ fn check_vm(i: usize, vm: &VmSpec, host: &HostFacts) -> Result<Option<String>, S
             format!("vCPU {} does not exist: the VM has {} vCPUs (0..={})", g.irq_vcpu, vm.vcpus, vm.vcpus - 1),
         );
     }
+    // The 2.6.32 placements model a kernel without the wake list (TTWU_QUEUE came with 3.0).
+    if g.wake_placement.is_2632() && g.ttwu_queue {
+        return err(
+            format!("{p}.guest.wake_placement"),
+            "\"affine\" and \"affine_idle_sibling\" model Linux 2.6.32, which has no wake list: \
+             set guest.ttwu_queue = false (a Linux 3.0+ feature) or wake_placement = \"prev_or_idle\"",
+        );
+    }
     let pv = &g.paravirt;
     if pv.spinlock && g.spinlock != super::SpinlockKind::Queued {
         return err(
@@ -2015,6 +2023,25 @@ threads = 2
     #[test]
     fn more_online_than_vcpus_names_the_field() {
         assert_path(&one_vm(&format!("vcpus = 2\n[vms.guest]\nonline_vcpus = 3\n{HOG}")), "vms[0].guest.online_vcpus");
+    }
+
+    #[test]
+    fn a_2632_wake_placement_with_the_wake_list_names_the_field() {
+        for wp in ["affine", "affine_idle_sibling"] {
+            let e = assert_path(
+                &one_vm(&format!("vcpus = 2\n[vms.guest]\nwake_placement = \"{wp}\"\nttwu_queue = true\n{HOG}")),
+                "vms[0].guest.wake_placement",
+            );
+            assert!(e.to_string().contains("2.6.32"), "{e}");
+            accepted(&one_vm(&format!("vcpus = 2\n[vms.guest]\nwake_placement = \"{wp}\"\n{HOG}")));
+        }
+        accepted(&one_vm(&format!("vcpus = 2\n[vms.guest]\nwake_placement = \"prev_or_idle\"\nttwu_queue = true\n{HOG}")));
+    }
+
+    #[test]
+    fn an_unknown_wake_placement_names_the_field() {
+        let e = rejected(&one_vm(&format!("vcpus = 2\n[vms.guest]\nwake_placement = \"idle\"\n{HOG}")));
+        assert!(e.to_string().contains("wake_placement"), "{e}");
     }
 
     #[test]

@@ -204,6 +204,11 @@ pub struct Vcpu {
     /// of work).
     pub cpi_factor: f64,
     pub tlb_stall_ratio: f64,
+    /// Linux 2.6.32's `rq->avg_idle` and `rq->idle_stamp` (`guest::wakeaffine`, read only
+    /// under a 2.6.32 `wake_placement`): the running average of its idle periods, and when it
+    /// last went through the new-idle balance with nothing to run.
+    pub avg_idle_ns: Ns,
+    pub idle_stamp: Option<Ns>,
 }
 
 impl Vcpu {
@@ -258,6 +263,8 @@ impl Vcpu {
             loaded_mm: None,
             cpi_factor: 1.0,
             tlb_stall_ratio: 0.0,
+            avg_idle_ns: crate::guest::wakeaffine::INITIAL_AVG_IDLE_NS,
+            idle_stamp: None,
         }
     }
     pub fn count_exit(&mut self, r: ExitReason) {
@@ -375,6 +382,10 @@ pub struct Thread {
     pub cache_at: Option<(PcpuId, Ns)>,
     /// When the thread last blocked (wakeup preemption, `guest::resched`).
     pub blocked_at: Ns,
+    /// When the thread last stopped running on a vCPU (blocked, preempted or migrated by
+    /// exec; Linux's `se.exec_start` as `put_prev_entity` leaves it), None if it never ran:
+    /// the cache-hot test of 2.6.32's new-idle pull (`guest::wakeaffine`).
+    pub last_ran: Option<Ns>,
     /// Coherence misses on pipe/socket state owed by this thread, paid with its next compute
     /// (`guest::channel`).
     pub comm_debt_ns: Ns,
@@ -432,6 +443,7 @@ impl Thread {
             tlb_touch: None,
             rwsem_next: None,
             blocked_at: 0,
+            last_ran: None,
             comm_debt_ns: 0,
             ac: Default::default(),
         }
@@ -521,6 +533,8 @@ pub struct Vm {
     pub busy_tick: bool,
     /// Remote wake-ups onto busy vCPUs go through their wake lists (`guest::resched`).
     pub ttwu_queue: bool,
+    /// Where a woken thread goes, and the new-idle rules with it (`guest::wakeaffine`).
+    pub wake_placement: crate::scenario::WakePlacement,
     pub irq_vcpu: u32,
     pub pv: crate::scenario::ParavirtSpec,
     /// pv spinlock spin budget before halting.

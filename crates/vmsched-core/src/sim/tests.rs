@@ -1740,6 +1740,19 @@ fn the_wake_list_sends_a_reschedule_ipi_for_wakeups_onto_busy_vcpus() {
 }
 
 #[test]
+fn the_2632_wake_placements_are_deterministic_and_off_by_default() {
+    let default = results_json(&run_text(&hackbench_4vcpu("{}"), None));
+    assert_eq!(default, results_json(&run_text(&hackbench_4vcpu("{ wake_placement = \"prev_or_idle\" }"), None)));
+    for wp in ["affine", "affine_idle_sibling"] {
+        let text = hackbench_4vcpu(&format!("{{ wake_placement = \"{wp}\" }}"));
+        let r = run_text(&text, None);
+        assert!(r.vms[0].finished, "{wp}");
+        assert_eq!(results_json(&r), results_json(&run_text(&text, None)), "{wp}: same seed, same result");
+        assert_ne!(results_json(&r), default, "{wp} changes the placement");
+    }
+}
+
+#[test]
 fn threads_on_the_wake_list_of_a_vcpu_taken_offline_finish_elsewhere() {
     let sc = from_toml_str(&hackbench_4vcpu("{ ttwu_queue = true }")).unwrap();
     let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).unwrap();
