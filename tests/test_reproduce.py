@@ -423,3 +423,21 @@ def test_vmkit_guests_tick_eight_times_too_slowly_and_native_rows_keep_the_defau
             assert guest["balance_interval_us"] == k * d["balance_interval_us"], run.label
             kinds.add(native)
     assert vmkit.SLOW_TIMER_FACTOR == 8 and kinds == {True, False}
+
+
+def test_vmkit_guests_place_wakeups_as_linux_2632_by_their_topology():
+    """Seed 004's guest is Linux 2.6.32 (§7.1) everywhere (rule U, session 44): under VMkit each
+    vCPU is an emulated K7 sharing no cache (no search for an idle vCPU, "affine"); natively the
+    two CPUs are cores of one Opteron sharing an L3 ("affine_idle_sibling")."""
+    import vmsched
+    from vmsched.reproduce import vmkit
+
+    seen = set()
+    for rep in vmkit.REPRODUCTIONS:
+        for run in rep.runs(True):
+            parsed = vmsched.Scenario.from_dict(run.scenario).to_dict()
+            native = parsed["host"]["costs"]["world_switch_ns"] == 0
+            want = "affine_idle_sibling" if native else "affine"
+            assert parsed["vms"][0]["guest"]["wake_placement"] == want, run.label
+            seen.add(want)
+    assert seen == {"affine", "affine_idle_sibling"}

@@ -35,6 +35,15 @@ instruction but a few and clears the PAUSE intercept), and native Linux takes no
 session 28 the runs took the scenario default, PLE on). The VMkit runs' guests get their
 timer ticks eight times too slowly, as the seed's did (§6.3 "Timer Issues"), so their slice and
 periodic balance stretch by that factor (``SLOW_TIMER_FACTOR``, since session 38).
+The guest, Linux 2.6.32 in every run, places a woken thread as 2.6.32 does
+(``guest.wake_placement``, ``guest/wakeaffine.rs``, since session 44 by rule U): on the waker's
+vCPU when ``wake_affine``'s load test passes (socket and pipe wake-ups and a child's exit are
+sync wake-ups, the waker's own load not counted), else on its previous vCPU. Under VMkit the
+guest sees each vCPU as a separate AMD K7 package sharing no cache (§6.2.1), so it never looks
+for an idle vCPU at a wake-up (``VMKIT_WAKE_PLACEMENT``); natively its two CPUs are cores of one
+Opteron sharing an L3, so it does (``NATIVE_WAKE_PLACEMENT``). An idle CPU pulls a queued thread
+only if its idle periods average at least 2.6.32's migration cost (0.5 ms) and the thread is not
+cache-hot (stopped running less than 0.5 ms ago), or gets one from the periodic balance.
 A virtual IPI between vCPUs on different sockets pays the extra latency of its message and, for
 a TLB shootdown, of the flush state (``hv/xsocket.rs``; ``CROSS_SOCKET_TRANSFER_CYCLES``, from
 the Multikernel paper's measurements on the seed's processor): Table 9's cross-node placement
@@ -118,11 +127,31 @@ NO_SLICE_END_MS = 1000.0
 SLOW_TIMER_FACTOR = 80 // 10
 
 
-def vmkit_guest() -> dict[str, float]:
+#: The seed's guest is Linux 2.6.32 (§7.1), under VMkit and natively; it places a woken
+#: thread by 2.6.32's ``select_task_rq_fair`` and pulls work to an idle CPU by its new-idle
+#: rules (``guest.wake_placement``, ``guest/wakeaffine.rs``; session 44, rule U). Under VMkit
+#: each vCPU is an emulated AMD K7 (§6.2.1), whose CPUID names no cores and no shared cache:
+#: the guest sees separate packages, has no ``SD_SHARE_PKG_RESOURCES`` domain and never
+#: searches for an idle vCPU at a wake-up (``affine``). Natively (``maxcpus``, §7.1) its two
+#: CPUs are two cores of one Opteron 8380, which share its L3: the multi-core domain searches
+#: for an idle CPU (``affine_idle_sibling``).
+VMKIT_WAKE_PLACEMENT = "affine"
+NATIVE_WAKE_PLACEMENT = "affine_idle_sibling"
+
+
+def vmkit_guest() -> dict[str, Any]:
     """The guest options of every VMkit run: the defaults' tick-driven periods stretched by
-    ``SLOW_TIMER_FACTOR``."""
+    ``SLOW_TIMER_FACTOR``, and 2.6.32's wake placement on vCPUs that share no cache."""
     d = guest_default_options()
-    return {k: SLOW_TIMER_FACTOR * float(d[k]) for k in ("slice_us", "balance_interval_us")}
+    g: dict[str, Any] = {k: SLOW_TIMER_FACTOR * float(d[k]) for k in ("slice_us", "balance_interval_us")}
+    g["wake_placement"] = VMKIT_WAKE_PLACEMENT
+    return g
+
+
+def native_guest() -> dict[str, Any]:
+    """The guest options of the native rows: the defaults' periods (the hardware's timer), and
+    2.6.32's wake placement on two cores sharing an L3."""
+    return {"wake_placement": NATIVE_WAKE_PLACEMENT}
 
 
 def host(native: bool = False) -> dict:
@@ -156,7 +185,7 @@ def vm_scenario(name: str, workload: Mapping[str, Any], pin: list[int],
         hv["vipi_delivery"] = vipi_delivery
     vm: dict[str, Any] = {"name": "vmkit", "vcpus": len(pin), "pin": list(pin), "memory_node": 0,
                           "workloads": [dict(workload)]}
-    g = {} if native else vmkit_guest()
+    g = native_guest() if native else vmkit_guest()
     g.update(guest or {})
     if g:
         vm["guest"] = g
