@@ -27,7 +27,9 @@
 //!   condition variable, bounded queue (an operation on queue state last written on another
 //!   pCPU fetches it from there: `guest::channel`); waking a thread onto an idle vCPU sends a reschedule
 //!   IPI (an exit on the sender, a wake of the halted target); a sleeper woken onto a busy
-//!   remote vCPU preempts its thread with a reschedule IPI (`guest::resched`);
+//!   remote vCPU preempts its thread with a reschedule IPI, and under a 2.6.32
+//!   `wake_placement` one woken onto its waker's own busy vCPU preempts the waker at its next
+//!   preemption point, without an IPI (`guest::resched`);
 //! - I/O: an I/O exit, then a device latency, then a device interrupt on the VM's irq vCPU
 //!   whose handler wakes the thread.
 //!
@@ -77,6 +79,8 @@ impl World {
     /// sibling running at least two threads), or halts.
     pub(crate) fn guest_pick(&mut self, v: VcpuId) {
         debug_assert!(self.vcpus[v].cur.is_none());
+        // `schedule()` clears the need-resched mark of a local wake-up (`guest::resched`).
+        self.vcpus[v].need_resched = None;
         let next = self.vcpus[v].runq.pop_front().or_else(|| self.newidle_pull(v));
         match next {
             Some(t) => {
@@ -252,6 +256,7 @@ impl World {
         if self.vcpus[u].cur.is_some() {
             if let Some(w) = waker {
                 self.check_preempt_remote(w, u, t, slept);
+                self.check_preempt_local(w, u, t, slept);
             }
             return;
         }
@@ -285,6 +290,11 @@ impl World {
     pub(crate) fn step(&mut self, t: ThreadId) {
         let v = self.threads[t].vcpu;
         for _ in 0..MAX_INSTRS_PER_STEP {
+            // A preemption point: a local wake-up may have asked this thread to give way
+            // (`guest::resched`, 2.6.32 placements only).
+            if self.vcpus[v].need_resched.is_some() && self.vcpus[v].cur == Some(t) && self.preempt_local(v) {
+                return;
+            }
             let th = &mut self.threads[t];
             let instr = self.programs[th.prog].code[th.pc].clone();
             th.pc += 1;
@@ -910,6 +920,7 @@ impl World {
         self.advance(v);
         self.vcpus[v].online = false;
         let mut moving: Vec<ThreadId> = self.vcpus[v].runq.drain(..).collect();
+        self.vcpus[v].need_resched = None;
         if let Some(t) = self.vcpus[v].cur.take() {
             self.threads[t].last_ran = Some(self.now());
             moving.insert(0, t);

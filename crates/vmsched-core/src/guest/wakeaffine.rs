@@ -51,6 +51,11 @@
 //!   stamp; a successful pull clears it too. A pull skips a cache-hot task (`can_migrate_task` →
 //!   `task_hot`: it stopped running less than the migration cost ago; a task that never ran is
 //!   cold, its `exec_start` being 0).
+//! - Wake-up preemption on the waker's own vCPU, which affine wake-ups make the usual target:
+//!   `check_preempt_wakeup` runs for the local CPU too and `resched_task` only sets
+//!   need-resched there; modelled in `guest::resched` (`check_preempt_local`) for these two
+//!   placements only (`WAKEUP_SYNC` is off: a sync wake-up preempts by the same granularity
+//!   rule as any other).
 //!
 //! Leaves out:
 //! - `SYNC_LESS` (on): a sync hint is dropped when the waker's or the wakee's `avg_overlap` (how
@@ -63,10 +68,6 @@
 //! - `CACHE_HOT_BUDDY`: a buddy is hot only if the pulling CPU has tasks, never at new-idle.
 //! - How much a pull moves (one thread, as the model's new-idle pull always did; 2.6.32 moves
 //!   up to the computed imbalance) and the group power and power-saving flags.
-//! - Wake-up preemption on the waker's own vCPU (`guest::resched` leaves it out): a thread
-//!   woken onto its busy waker's vCPU waits there until the waker blocks or its slice ends.
-//!   2.6.32 would preempt the waker if the woken thread's vruntime lags by more than the
-//!   wakeup granularity (`check_preempt_wakeup`; `WAKEUP_SYNC` is off).
 //! - The spurious idle passes of a vCPU with nothing to run (after an interrupt) do not restamp
 //!   `idle_stamp`: the stamp marks where the vCPU's idle period began and is cleared when it
 //!   switches a thread in.

@@ -995,6 +995,11 @@ impl World {
         let Some(t) = self.vcpus[v].cur else {
             return self.guest_pick(v);
         };
+        // The return from an interrupt handler is a preemption point for a local wake-up's
+        // need-resched mark (`guest::resched`, 2.6.32 placements only).
+        if self.vcpus[v].need_resched.is_some() && self.preempt_local(v) {
+            return;
+        }
         let ple_due = self.ple.enabled && self.threads[t].act.kernel_spin() && self.vcpus[v].ple_spun_ns >= self.ple_window_ns(v);
         let slice_due = !self.vcpus[v].runq.is_empty()
             && !self.threads[t].act.preempt_disabled()

@@ -133,6 +133,11 @@ pub struct Vcpu {
     /// Threads woken onto this vCPU through its wake list (`guest.ttwu_queue`), with how long
     /// each slept, until its reschedule IPI's handler queues them (`guest::resched`).
     pub wake_list: Vec<(ThreadId, Option<Ns>)>,
+    /// A wake-up run by this vCPU's own code onto its own runqueue asked its current thread to
+    /// give way to this woken thread (Linux's `resched_task` on the local CPU: need-resched set,
+    /// no IPI), at the thread's next preemption point (`guest::resched`; only under a 2.6.32
+    /// `wake_placement`). Cleared whenever the vCPU switches threads.
+    pub need_resched: Option<ThreadId>,
     pub refill_debt_ns: Ns,
     /// Of the refill debt: the page walks (`hv::tlb`) and the cache part's misses to memory,
     /// paid pro rata with it (`World::pay_refill`) (ns).
@@ -224,6 +229,7 @@ impl Vcpu {
             irq: VecDeque::new(),
             pending_irq: Vec::new(),
             wake_list: Vec::new(),
+            need_resched: None,
             refill_debt_ns: 0,
             refill_debt_walks_ns: 0.0,
             refill_debt_dram_ns: 0.0,
