@@ -749,10 +749,10 @@ impl World {
                 }
                 self.ack(id);
             }
-            IrqAction::Resched(t) => {
+            IrqAction::Resched(t, last_buddy) => {
                 let lat = self.now() - w.sent_at;
                 self.vms[vm].vipi_latency.record(lat);
-                self.resched_ipi(v, t);
+                self.resched_ipi(v, t, last_buddy);
             }
             IrqAction::WakeList(u) => {
                 let lat = self.now() - w.sent_at;
@@ -775,7 +775,7 @@ impl World {
             IrqAction::Hotplug(vm) => self.hotplug_notified(vm),
             IrqAction::RequestRx(port) => self.request_received(vm, port, w.sent_at, None),
             IrqAction::WakeList(u) => self.hand_on_wake_list(u),
-            IrqAction::Resched(_) | IrqAction::Nothing | IrqAction::Tick => {}
+            IrqAction::Resched(..) | IrqAction::Nothing | IrqAction::Tick => {}
         }
     }
 

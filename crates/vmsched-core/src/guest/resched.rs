@@ -19,7 +19,8 @@
 //! does not (START_DEBIT places it after `min_vruntime`).
 //!
 //! The woken thread goes to the front of the target's runqueue and the preempted one to the
-//! back (the model's guest runqueue is round robin, not a vruntime tree).
+//! back (the model's guest runqueue is round robin, not a vruntime tree), except for a last
+//! buddy under the 2.6.32 placements (below).
 //!
 //! Only wakeups onto a vCPU other than the waker's own send an IPI, so 1-vCPU guests send none.
 //! Wakeups onto an idle vCPU keep the path of `guest/kernel.rs wake_thread` (an IPI exit on the
@@ -51,6 +52,34 @@
 //! that blocks or exits first drops it (the woken thread, first in the queue, runs next); any
 //! switch of the vCPU clears it (`schedule()` clears need-resched). No exit, no IPI.
 //!
+//! `LAST_BUDDY` (2.6.32 placements only, both the local and the remote path; same tree, kernel/
+//! sched_fair.c `check_preempt_wakeup`, `set_last_buddy`, `pick_next_entity`, `clear_buddies`,
+//! `__clear_buddies`, `sched_nr_latency`; `LAST_BUDDY` on in sched_features.h).
+//! `check_preempt_wakeup` computes `scale = cfs_rq->nr_running >= sched_nr_latency` on entry —
+//! after `activate_task`, so the count includes the woken task and the running one — and, when
+//! `wakeup_preempt_entity(se, pse) == 1` and it has called `resched_task`, makes the preempted
+//! current the runqueue's `last` buddy if `scale` holds (and the current is still on the
+//! runqueue and not the idle task). `sched_nr_latency` is 5 (`sysctl_sched_latency` 5 ms /
+//! `sysctl_sched_min_granularity` 1 ms; both scaled by the same factor, so the ratio stays).
+//! Nothing in 2.6.32 sets a buddy below that count. `pick_next_entity` takes the leftmost
+//! entity, but the `last` buddy instead if `wakeup_preempt_entity(last, leftmost) < 1` (the
+//! buddy's vruntime at most a wakeup granularity past the leftmost's); `clear_buddies` of the
+//! picked entity drops only a buddy pointer naming it, and the other clears are the buddy's own
+//! dequeue and `check_preempt_tick` on the buddy itself. So at the `schedule()` right after the
+//! preemption the woken task (leftmost, and the buddy more than a granularity past it, which is
+//! why it preempted) runs and the buddy stays set; at the next pick — the woken task blocks or
+//! its slice ends — the preempted waker runs if it is within a granularity of the leftmost.
+//! The model, with a round-robin queue and no vruntime: the wake-up counts the vCPU's runnable
+//! threads (runqueue, woken one included, plus the running one); if 5 or more and it preempts,
+//! the preempted thread goes second in the runqueue, right behind the woken thread, instead of
+//! the back, so it runs right after the woken one. The `< 1` test is taken as passing: the
+//! waker was running when preempted, so its vruntime sits at the queue's `min_vruntime` plus
+//! what it ran since it was picked, and the model has nothing finer to compare with the others'
+//! lag. Below 5 runnable threads it goes to the back as before. A later preempting wake-up on
+//! the same vCPU makes its own preempted thread second; an earlier buddy keeps its place behind
+//! (Linux's single `last` pointer would move to the new one and the old task would be picked by
+//! vruntime).
+//!
 //! The wake list (`guest.ttwu_queue`, off by default). Since Linux 3.0 `ttwu_queue` does not
 //! take a remote runqueue's lock when the two CPUs share no cache (`!cpus_share_cache`, since
 //! 3.6; every remote CPU in 3.0-3.5): `ttwu_queue_remote` adds the task to the target's lock-free
@@ -74,10 +103,8 @@
 //! `min_vruntime` advances at about 1/N of real time, so a real sleeper lags by less than it
 //! slept); 2.6.32's `ADAPTIVE_GRAN` (on: the granularity shrinks to twice the woken task's
 //! average run between its wake-ups of others, times the runnable tasks, less what the current
-//! task has run) and `LAST_BUDDY` (on: with `sched_nr_latency`, 5, or more runnable tasks the
-//! preempted task becomes the `last` buddy, picked again when the woken one leaves if its
-//! vruntime is within the granularity of the leftmost; the model's preempted thread waits at
-//! the back of the round-robin queue); preemption deferred to `preempt_enable` for a remote
+//! task has run); `LAST_BUDDY`'s vruntime test at the pick (above); preemption deferred to
+//! `preempt_enable` for a remote
 //! wake-up (a handler that finds the current thread with preemption disabled leaves the woken
 //! thread queued until the slice end).
 
@@ -89,6 +116,11 @@ use crate::sim::World;
 /// `sysctl_sched_wakeup_granularity` before scaling: 1 ms (kernel/sched/fair.c, 2.6.32
 /// through 6.5; reference §5.1).
 pub const WAKEUP_GRANULARITY_BASE_NS: Ns = 1_000_000;
+
+/// `sched_nr_latency` of Linux 2.6.32 (kernel/sched_fair.c: `sysctl_sched_latency` /
+/// `sysctl_sched_min_granularity`, 5 ms / 1 ms): from this many runnable tasks on a runqueue
+/// a preempting wake-up makes the preempted task the `last` buddy (`LAST_BUDDY`).
+pub const SCHED_NR_LATENCY: usize = 5;
 
 /// The scaled granularity for a guest with `cpus` online vCPUs: × (1 + ilog2(min(cpus, 8)))
 /// (`SCHED_TUNABLESCALING_LOG`, kernel/sched/fair.c `get_update_sysctl_factor`).
@@ -109,10 +141,11 @@ impl World {
         if slept <= self.wakeup_granularity_on(u) {
             return;
         }
+        let last_buddy = self.last_buddy_scale(u);
         self.charge_exit(waker, ExitReason::Ipi);
         let left_ns = self.costs.ipi_handler_ns + self.vipi_message_ns(waker, u);
         let now = self.now();
-        self.deliver_irq(u, IrqWork { left_ns, action: IrqAction::Resched(t), sent_at: now });
+        self.deliver_irq(u, IrqWork { left_ns, action: IrqAction::Resched(t, last_buddy), sent_at: now });
     }
 
     /// `ttwu_queue_remote`: thread `t` (which slept `slept_ns`, None if new or migrating) goes on
@@ -147,7 +180,9 @@ impl World {
             return self.kick_idle_vcpu(u);
         }
         if let Some(t) = preempting {
-            self.resched_ipi(u, t);
+            // The wake list is a 3.0 path, never with the 2.6.32 placements (scenario
+            // validation), so no last buddy.
+            self.resched_ipi(u, t, false);
         }
     }
 
@@ -158,6 +193,15 @@ impl World {
         }
     }
 
+    /// `check_preempt_wakeup`'s `scale` for a wake-up just queued on vCPU `u`: under a 2.6.32
+    /// placement, whether `u` has `SCHED_NR_LATENCY` or more runnable threads (its runqueue,
+    /// the woken thread included, and the running one: `cfs_rq->nr_running`). Always false
+    /// under the default placement (no last buddy).
+    fn last_buddy_scale(&self, u: VcpuId) -> bool {
+        let vc = &self.vcpus[u];
+        self.vms[vc.vm].wake_placement.is_2632() && vc.runq.len() + vc.cur.is_some() as usize >= SCHED_NR_LATENCY
+    }
+
     /// The wakeup granularity of vCPU `u`'s guest, scaled by its online vCPUs.
     fn wakeup_granularity_on(&self, u: VcpuId) -> Ns {
         let vm = self.vcpus[u].vm;
@@ -165,8 +209,9 @@ impl World {
     }
 
     /// `scheduler_ipi` on vCPU `u` for woken thread `t`: switch to `t` if it still waits there.
-    /// Returns true if it switched.
-    pub(crate) fn resched_ipi(&mut self, u: VcpuId, t: ThreadId) -> bool {
+    /// The preempted thread goes to the back of the runqueue, or, if `last_buddy`, second,
+    /// right behind `t` (2.6.32's `LAST_BUDDY`, above). Returns true if it switched.
+    pub(crate) fn resched_ipi(&mut self, u: VcpuId, t: ThreadId, last_buddy: bool) -> bool {
         let Some(cur) = self.vcpus[u].cur else { return false };
         if cur == t || self.threads[cur].act.preempt_disabled() {
             return false;
@@ -177,7 +222,11 @@ impl World {
         self.advance(u);
         let cur = self.vcpus[u].cur.take().expect("checked above");
         self.threads[cur].last_ran = Some(self.now());
-        self.vcpus[u].runq.push_back(cur);
+        if last_buddy {
+            self.vcpus[u].runq.insert(1, cur);
+        } else {
+            self.vcpus[u].runq.push_back(cur);
+        }
         self.guest_pick(u);
         true
     }
@@ -187,7 +236,9 @@ impl World {
     /// waker's own vCPU runs `check_preempt_wakeup` there too: if `t` slept longer than the
     /// wakeup granularity it goes to the front of the runqueue and the current thread is marked
     /// to give way at its next preemption point (`resched_task` on the local CPU: no IPI). The
-    /// first such wake-up wins until the vCPU switches (`test_tsk_need_resched`).
+    /// first such wake-up wins until the vCPU switches (`test_tsk_need_resched`). With
+    /// `SCHED_NR_LATENCY` or more runnable threads, counted now, the current thread will be the
+    /// last buddy when it gives way.
     pub(crate) fn check_preempt_local(&mut self, waker: VcpuId, u: VcpuId, t: ThreadId, slept_ns: Option<Ns>) {
         if waker != u || !self.vms[self.vcpus[u].vm].wake_placement.is_2632() {
             return;
@@ -203,7 +254,8 @@ impl World {
         let Some(pos) = self.vcpus[u].runq.iter().position(|&x| x == t) else { return };
         self.vcpus[u].runq.remove(pos);
         self.vcpus[u].runq.push_front(t);
-        self.vcpus[u].need_resched = Some(t);
+        let last_buddy = self.last_buddy_scale(u);
+        self.vcpus[u].need_resched = Some((t, last_buddy));
     }
 
     /// A preemption point of vCPU `v`'s current thread (an instruction boundary of its program,
@@ -213,7 +265,7 @@ impl World {
     /// after that); a thread that blocks or exits first drops it (the woken thread is at the
     /// front of the runqueue anyway). Returns true if the vCPU switched threads.
     pub(crate) fn preempt_local(&mut self, v: VcpuId) -> bool {
-        let Some(t) = self.vcpus[v].need_resched else { return false };
+        let Some((t, last_buddy)) = self.vcpus[v].need_resched else { return false };
         let Some(cur) = self.vcpus[v].cur else {
             self.vcpus[v].need_resched = None;
             return false;
@@ -227,7 +279,7 @@ impl World {
             return false;
         }
         self.vcpus[v].need_resched = None;
-        self.resched_ipi(v, t)
+        self.resched_ipi(v, t, last_buddy)
     }
 }
 
@@ -240,6 +292,11 @@ mod tests {
     /// A 2-vCPU VM (`placement`) with four threads that only compute, not yet run: the tests
     /// set the vCPUs' threads by hand.
     fn vm(placement: &str) -> Simulation {
+        vm_with(placement, 4)
+    }
+
+    /// As `vm`, with `threads` threads.
+    fn vm_with(placement: &str, threads: usize) -> Simulation {
         let text = format!(
             r#"
 [host]
@@ -252,7 +309,7 @@ vcpus = 2
 guest = {{ wake_placement = "{placement}" }}
 [[vms.workloads]]
 kind = "custom"
-groups = [ {{ threads = 4, program = [ {{ op = "compute", us = 10.0 }} ] }} ]
+groups = [ {{ threads = {threads}, program = [ {{ op = "compute", us = 10.0 }} ] }} ]
 "#
         );
         Simulation::new(&from_toml_str(&text).expect("parses"), &Overrides::default()).expect("builds")
@@ -285,7 +342,7 @@ groups = [ {{ threads = 4, program = [ {{ op = "compute", us = 10.0 }} ] }} ]
         // Two online vCPUs: granularity 2 ms; the sleeper slept 3 ms.
         sync_wake_after(w, 3 * WAKEUP_GRANULARITY_BASE_NS);
         assert_eq!(w.vcpus[0].runq.iter().copied().collect::<Vec<_>>(), vec![1, 2], "the woken thread is next");
-        assert_eq!(w.vcpus[0].need_resched, Some(1), "need-resched set on the waker's own vCPU");
+        assert_eq!(w.vcpus[0].need_resched, Some((1, false)), "need-resched set on the waker's own vCPU");
         assert_eq!(w.vcpus[0].exits[ExitReason::Ipi.index()], 0, "a local wake-up sends no IPI");
         // At the waker's next preemption point the woken thread runs, the waker goes last.
         assert!(w.preempt_local(0));
@@ -326,10 +383,87 @@ groups = [ {{ threads = 4, program = [ {{ op = "compute", us = 10.0 }} ] }} ]
         sync_wake_after(w, 3 * WAKEUP_GRANULARITY_BASE_NS);
         w.threads[0].act = Activity::Compute { left: 1000.0, mem_fraction: 0.0, then: AfterCompute::ReleaseLock(0) };
         assert!(!w.preempt_local(0), "inside a spinlock's critical section");
-        assert_eq!(w.vcpus[0].need_resched, Some(1), "the mark waits");
+        assert_eq!(w.vcpus[0].need_resched, Some((1, false)), "the mark waits");
         w.threads[0].act = Activity::Ready;
         assert!(w.preempt_local(0));
         assert_eq!(w.vcpus[0].cur, Some(1));
+    }
+
+    /// vCPU 0 runs thread 0 with threads `2..2 + queued` behind it; thread 1, last on vCPU 0,
+    /// slept 3 ms (past the 2 ms granularity of 2 vCPUs); thread 0 wakes it (sync). Then the
+    /// waker reaches a preemption point. Returns vCPU 0's runqueue after the switch.
+    fn local_preemption_with_queued(placement: &str, queued: usize) -> (Option<ThreadId>, Vec<ThreadId>) {
+        let mut sim = vm_with(placement, 2 + queued + 1);
+        let w = sim.world();
+        w.q.advance_to(100 * WAKEUP_GRANULARITY_BASE_NS);
+        let now = w.now();
+        w.vcpus[0].cur = Some(0);
+        w.vcpus[0].runq = (2..2 + queued).collect();
+        for t in 0..2 + queued {
+            w.threads[t].vcpu = 0;
+        }
+        let other = 2 + queued;
+        w.vcpus[1].cur = Some(other);
+        w.threads[other].vcpu = 1;
+        w.threads[1].act = Activity::Blocked;
+        w.threads[1].blocked_at = now - 3 * WAKEUP_GRANULARITY_BASE_NS;
+        w.wake_thread_from(1, Some(0), Some(0));
+        assert_eq!(w.threads[1].vcpu, 0, "{placement}: the affine wake-up stays on the waker's vCPU");
+        assert!(w.preempt_local(0), "{placement}: the sleeper preempts");
+        (w.vcpus[0].cur, w.vcpus[0].runq.iter().copied().collect())
+    }
+
+    #[test]
+    fn with_five_runnable_threads_the_preempted_waker_runs_right_after_the_woken_one() {
+        for placement in ["affine", "affine_idle_sibling"] {
+            // Running thread 0, queued 2, 3, 4, and woken 1: five runnable (sched_nr_latency).
+            let (cur, runq) = local_preemption_with_queued(placement, 3);
+            assert_eq!(cur, Some(1), "{placement}");
+            assert_eq!(runq, vec![0, 2, 3, 4], "{placement}: the last buddy is next");
+        }
+    }
+
+    #[test]
+    fn with_four_runnable_threads_the_preempted_waker_goes_to_the_back() {
+        // Running thread 0, queued 2, 3, and woken 1: four, below sched_nr_latency.
+        let (cur, runq) = local_preemption_with_queued("affine", 2);
+        assert_eq!(cur, Some(1));
+        assert_eq!(runq, vec![2, 3, 0]);
+    }
+
+    #[test]
+    fn with_two_runnable_threads_the_preempted_waker_goes_to_the_back() {
+        let (cur, runq) = local_preemption_with_queued("affine", 0);
+        assert_eq!(cur, Some(1));
+        assert_eq!(runq, vec![0]);
+    }
+
+    #[test]
+    fn a_remote_preempting_wakeup_with_five_runnable_threads_makes_the_preempted_thread_the_last_buddy() {
+        let mut sim = vm_with("affine", 6);
+        let w = sim.world();
+        w.q.advance_to(100 * WAKEUP_GRANULARITY_BASE_NS);
+        w.vcpus[1].cur = Some(0);
+        w.vcpus[1].runq = [2, 3, 4, 1].into_iter().collect();
+        for t in 0..5 {
+            w.threads[t].vcpu = 1;
+        }
+        w.vcpus[0].cur = Some(5);
+        assert!(w.last_buddy_scale(1), "five runnable on vCPU 1");
+        assert!(w.resched_ipi(1, 1, true));
+        assert_eq!(w.vcpus[1].cur, Some(1));
+        assert_eq!(w.vcpus[1].runq.iter().copied().collect::<Vec<_>>(), vec![0, 2, 3, 4]);
+        w.vcpus[1].runq.pop_front();
+        assert!(!w.last_buddy_scale(1), "four runnable: no buddy");
+    }
+
+    #[test]
+    fn the_default_placement_never_sets_a_last_buddy() {
+        let mut sim = vm_with("prev_or_idle", 6);
+        let w = sim.world();
+        w.vcpus[1].cur = Some(0);
+        w.vcpus[1].runq = [1, 2, 3, 4].into_iter().collect();
+        assert!(!w.last_buddy_scale(1));
     }
 
     #[test]

@@ -108,8 +108,10 @@ pub enum IrqAction {
     RequestRx(usize),
     /// Guest timer tick handler (`hv::vipi` busy ticks).
     Tick,
-    /// Reschedule IPI handler: the woken thread preempts the current one (`guest::resched`).
-    Resched(ThreadId),
+    /// Reschedule IPI handler: the woken thread preempts the current one (`guest::resched`);
+    /// true if the preempted thread becomes the vCPU's last buddy (2.6.32's `LAST_BUDDY`,
+    /// decided at the wake-up).
+    Resched(ThreadId, bool),
     /// Reschedule IPI handler of a wake list (`guest.ttwu_queue`): queue the threads on the
     /// vCPU's wake list (`sched_ttwu_pending`).
     WakeList(VcpuId),
@@ -136,8 +138,9 @@ pub struct Vcpu {
     /// A wake-up run by this vCPU's own code onto its own runqueue asked its current thread to
     /// give way to this woken thread (Linux's `resched_task` on the local CPU: need-resched set,
     /// no IPI), at the thread's next preemption point (`guest::resched`; only under a 2.6.32
-    /// `wake_placement`). Cleared whenever the vCPU switches threads.
-    pub need_resched: Option<ThreadId>,
+    /// `wake_placement`). Cleared whenever the vCPU switches threads. The flag: the preempted
+    /// thread becomes the vCPU's last buddy (2.6.32's `LAST_BUDDY`, decided at the wake-up).
+    pub need_resched: Option<(ThreadId, bool)>,
     pub refill_debt_ns: Ns,
     /// Of the refill debt: the page walks (`hv::tlb`) and the cache part's misses to memory,
     /// paid pro rata with it (`World::pay_refill`) (ns).
