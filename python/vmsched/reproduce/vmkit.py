@@ -46,7 +46,8 @@ only if its idle periods average at least 2.6.32's migration cost (0.5 ms) and t
 cache-hot (stopped running less than 0.5 ms ago), or gets one from the periodic balance.
 A thread that slept longer than the wakeup granularity and is woken onto its waker's busy vCPU
 runs next: the waker gives way at its next preemption point, as 2.6.32's ``check_preempt_wakeup``
-judges local wake-ups too (``guest/resched.rs check_preempt_local``, session 44's second step).
+judges local wake-ups too (``guest/resched.rs check_preempt_local``), and with five or more
+runnable threads the waker runs again right after it (2.6.32's ``LAST_BUDDY``).
 A virtual IPI between vCPUs on different sockets pays the extra latency of its message and, for
 a TLB shootdown, of the flush state (``hv/xsocket.rs``; ``CROSS_SOCKET_TRANSFER_CYCLES``, from
 the Multikernel paper's measurements on the seed's processor): Table 9's cross-node placement

@@ -286,8 +286,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::from_toml_str;
-    use crate::sim::{Overrides, Simulation};
+    use crate::sim::Simulation;
 
     /// A 2-vCPU VM (`placement`) with four threads that only compute, not yet run: the tests
     /// set the vCPUs' threads by hand.
@@ -295,24 +294,9 @@ mod tests {
         vm_with(placement, 4)
     }
 
-    /// As `vm`, with `threads` threads.
+    /// As `vm`, with `threads` threads (`guest::wakeaffine`'s test VM).
     fn vm_with(placement: &str, threads: usize) -> Simulation {
-        let text = format!(
-            r#"
-[host]
-sockets = 1
-cores_per_socket = 2
-[hypervisor]
-scheduler = "credit"
-[[vms]]
-vcpus = 2
-guest = {{ wake_placement = "{placement}" }}
-[[vms.workloads]]
-kind = "custom"
-groups = [ {{ threads = {threads}, program = [ {{ op = "compute", us = 10.0 }} ] }} ]
-"#
-        );
-        Simulation::new(&from_toml_str(&text).expect("parses"), &Overrides::default()).expect("builds")
+        crate::guest::wakeaffine::tests::vm(placement, threads as u32)
     }
 
     /// Thread 0 runs on vCPU 0 with thread 2 queued behind it, thread 3 on vCPU 1 (if online);

@@ -185,14 +185,14 @@ fn update_avg(avg: Ns, sample: Ns) -> Ns {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::scenario::from_toml_str;
     use crate::sim::{Overrides, Simulation};
 
     /// A 2-vCPU VM (`placement`) with `threads` threads that only compute, not yet run: the
     /// tests set their vCPUs and the runqueues by hand, then ask where a wake-up goes.
-    fn vm(placement: &str, threads: u32) -> Simulation {
+    pub(crate) fn vm(placement: &str, threads: u32) -> Simulation {
         let text = format!(
             r#"
 [host]
