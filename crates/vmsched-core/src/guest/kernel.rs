@@ -84,10 +84,9 @@ impl World {
         let next = self.vcpus[v].runq.pop_front().or_else(|| self.newidle_pull(v));
         match next {
             Some(t) => {
-                if self.vms[self.vcpus[v].vm].wake_placement.is_2632() {
-                    // The vCPU's idle period, if one was open, ends (`guest::wakeaffine`).
-                    self.vcpus[v].idle_stamp = None;
-                }
+                // The vCPU's idle period, if one was open (2.6.32 placements), ends
+                // (`guest::wakeaffine`).
+                self.vcpus[v].idle_stamp = None;
                 self.threads[t].vcpu = v;
                 self.threads[t].slice_used_ns = 0;
                 self.vcpus[v].cur = Some(t);
@@ -255,8 +254,7 @@ impl World {
         self.vcpus[u].runq.push_back(t);
         if self.vcpus[u].cur.is_some() {
             if let Some(w) = waker {
-                self.check_preempt_remote(w, u, t, slept);
-                self.check_preempt_local(w, u, t, slept);
+                self.check_preempt_wakeup(w, u, t, slept);
             }
             return;
         }

@@ -26,10 +26,10 @@
 //! Wakeups onto an idle vCPU keep the path of `guest/kernel.rs wake_thread` (an IPI exit on the
 //! waker, a wake of the halted target).
 //!
-//! The waker's own vCPU (`check_preempt_local`, `preempt_local`; only under the 2.6.32
-//! placements `affine` and `affine_idle_sibling`, `guest::wakeaffine`, whose affine wake-ups make
-//! it the usual target; the default placement keeps the woken thread waiting there for the
-//! slice end). Linux 2.6.32 (BuzzBumbleBee/gtab-2632, a 2.6.32.11 tree, commit 009beea3:
+//! The waker's own vCPU (`check_preempt_wakeup` → `check_preempt_local`, `preempt_local`; only
+//! under the 2.6.32 placements `affine` and `affine_idle_sibling`, `guest::wakeaffine`, whose
+//! affine wake-ups make it the usual target; the default placement keeps the woken thread
+//! waiting there for the slice end). Linux 2.6.32 (BuzzBumbleBee/gtab-2632, a 2.6.32.11 tree, commit 009beea3:
 //! kernel/sched.c `try_to_wake_up`, `resched_task`; kernel/sched_fair.c `check_preempt_wakeup`,
 //! `wakeup_preempt_entity`, `wakeup_gran`, `place_entity`; pershoot/gtab-2632
 //! kernel/sched_features.h): `try_to_wake_up` calls `check_preempt_curr(rq, p, wake_flags)` on
@@ -130,16 +130,19 @@ pub fn wakeup_granularity_ns(cpus: usize) -> Ns {
 }
 
 impl World {
-    /// Thread `t` was just queued on busy vCPU `u` by code running on vCPU `waker`: send a
-    /// reschedule IPI if it preempts `u`'s current thread. `slept_ns`: how long `t` slept
-    /// (None: a new or migrating thread, which does not preempt).
-    pub(crate) fn check_preempt_remote(&mut self, waker: VcpuId, u: VcpuId, t: ThreadId, slept_ns: Option<Ns>) {
-        if waker == u || self.vcpus[u].cur.is_none() {
-            return;
-        }
+    /// `check_preempt_wakeup`: thread `t` was just queued on busy vCPU `u` by code running on
+    /// vCPU `waker`; `slept_ns` is how long `t` slept (None: a new or migrating thread, which does
+    /// not preempt). If `t` slept longer than the wakeup granularity it preempts `u`'s current
+    /// thread: a remote `u` gets a reschedule IPI (`resched_task` → `smp_send_reschedule`); the
+    /// waker's own vCPU, only under a 2.6.32 `wake_placement` (above), is marked without one.
+    pub(crate) fn check_preempt_wakeup(&mut self, waker: VcpuId, u: VcpuId, t: ThreadId, slept_ns: Option<Ns>) {
+        let Some(cur) = self.vcpus[u].cur else { return };
         let Some(slept) = slept_ns else { return };
         if slept <= self.wakeup_granularity_on(u) {
             return;
+        }
+        if waker == u {
+            return self.check_preempt_local(u, cur, t);
         }
         let last_buddy = self.last_buddy_scale(u);
         self.charge_exit(waker, ExitReason::Ipi);
@@ -231,24 +234,13 @@ impl World {
         true
     }
 
-    /// Thread `t` (which slept `slept_ns`, None if new or migrating) was just queued on busy vCPU
-    /// `u` by code running on vCPU `waker`. Under a 2.6.32 `wake_placement`, a wake-up onto the
-    /// waker's own vCPU runs `check_preempt_wakeup` there too: if `t` slept longer than the
-    /// wakeup granularity it goes to the front of the runqueue and the current thread is marked
-    /// to give way at its next preemption point (`resched_task` on the local CPU: no IPI). The
-    /// first such wake-up wins until the vCPU switches (`test_tsk_need_resched`). With
-    /// `SCHED_NR_LATENCY` or more runnable threads, counted now, the current thread will be the
-    /// last buddy when it gives way.
-    pub(crate) fn check_preempt_local(&mut self, waker: VcpuId, u: VcpuId, t: ThreadId, slept_ns: Option<Ns>) {
-        if waker != u || !self.vms[self.vcpus[u].vm].wake_placement.is_2632() {
-            return;
-        }
-        let Some(cur) = self.vcpus[u].cur else { return };
-        if cur == t || self.vcpus[u].need_resched.is_some() {
-            return;
-        }
-        let Some(slept) = slept_ns else { return };
-        if slept <= self.wakeup_granularity_on(u) {
+    /// The preempting wake-up of `t` onto its waker's own busy vCPU `u` (running `cur`), under a
+    /// 2.6.32 `wake_placement`: `t` goes to the front of the runqueue and `cur` is marked to give
+    /// way at its next preemption point (`resched_task` on the local CPU: no IPI). The first such
+    /// wake-up wins until the vCPU switches (`test_tsk_need_resched`). With `SCHED_NR_LATENCY`
+    /// or more runnable threads, counted now, `cur` will be the last buddy when it gives way.
+    fn check_preempt_local(&mut self, u: VcpuId, cur: ThreadId, t: ThreadId) {
+        if !self.vms[self.vcpus[u].vm].wake_placement.is_2632() || cur == t || self.vcpus[u].need_resched.is_some() {
             return;
         }
         let Some(pos) = self.vcpus[u].runq.iter().position(|&x| x == t) else { return };

@@ -53,7 +53,7 @@
 //!   cold, its `exec_start` being 0).
 //! - Wake-up preemption on the waker's own vCPU, which affine wake-ups make the usual target:
 //!   `check_preempt_wakeup` runs for the local CPU too and `resched_task` only sets
-//!   need-resched there; modelled in `guest::resched` (`check_preempt_local`) for these two
+//!   need-resched there; modelled in `guest::resched` (`check_preempt_wakeup`) for these two
 //!   placements only (`WAKEUP_SYNC` is off: a sync wake-up preempts by the same granularity
 //!   rule as any other).
 //!
