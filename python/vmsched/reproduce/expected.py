@@ -1101,7 +1101,12 @@ GAPS: dict[str, dict[str, Gap]] = {
             "rows 0 1 and 1 0 (196.8 and 198.3 ms) are no slower than one node, which it cannot "
             "explain (§7.4.2); its rows 1 2 and 1 3 are 7 % slower. The same 247.9 ms after the "
             "guests came to preempt a waker on its own vCPU (" + S44_LOCAL + ") and after the preempted "
-            "waker became the last buddy (" + S44_BUDDY + ")"),
+            "waker became the last buddy (" + S44_BUDDY + "). The per-fork cost behind it is multiplied by "
+            "a fitted fork count (8,921; the seed's run is 1000 forks, §7.2): with 1000 forks the "
+            "crossing would cost a few ms, but session 45's rule V found no socket-independent "
+            "VMkit cost that makes the seed's 84 us per fork on 2 vCPUs and keeps hackbench with "
+            "affinity within (APIC accesses as exits: 3.12 s at no emulation cost; a slow resume of "
+            "a halted vCPU: 0.725 s; calibration.toml, session 45 record), so the count stays"),
         "forkbench_10_nodes_ms": Gap(
             "As forkbench_01_nodes_ms: the parent crosses the sockets at every fork.",
             "model result 247.9 ms (" + S44_WAKE + "; the same in " + S44_LOCAL + " and in " + S44_BUDDY + "), 25.0 % over "
