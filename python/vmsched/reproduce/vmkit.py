@@ -106,9 +106,8 @@ def vmkit_exit_costs() -> dict[str, int]:
     less KVM's round trip); every interrupt the guest handles pays one for its EOI
     (``exit_apic_eoi_ns``). An access exit costs VMkit's round trip: the emulation's own cost,
     "more expensive" for a memory access than for an MSR "because the page table has to be
-    walked" (§5.5), has no figure in the seed and is left out; so is the EOI of the reschedule
-    IPI that wakes a halted vCPU, which the model delivers as a wake-up without handler work
-    (``guest/kernel.rs enqueue_thread``)."""
+    walked" (§5.5), has no figure in the seed and is left out. The reschedule IPI that wakes a
+    halted vCPU pays its EOI exit too (``guest/kernel.rs reschedule_ipi_eoi``, rule X)."""
     d = host_default_costs()
     extra_ns = round((VMKIT_VMMCALL_CYCLES - KVM_VMMCALL_CYCLES) / CPU_GHZ)
     costs = {k: int(d[k]) + extra_ns for k in EXIT_COSTS}

@@ -265,10 +265,31 @@ impl World {
                 if self.wake_ipi_polled(u) {
                     return;
                 }
+                self.reschedule_ipi_eoi(u);
                 return self.wake_after_exit(w, u);
             }
         }
         self.kick_idle_vcpu(u);
+    }
+
+    /// The reschedule IPI that wakes idle vCPU `u` runs a handler that acknowledges it
+    /// (Linux's `smp_reschedule_interrupt` → `ack_APIC_irq`, arch/x86/kernel/smp.c); the model
+    /// keeps only that EOI write, an APIC-access exit where the host has one
+    /// (`exit_apic_eoi_ns` > 0, no posted interrupts): interrupt work of no length, taken before
+    /// the idle vCPU picks the thread. Elsewhere the wake-up carries no interrupt work.
+    fn reschedule_ipi_eoi(&mut self, u: VcpuId) {
+        if self.costs.exit_apic_eoi_ns == 0 || self.vipi_is_posted() {
+            return;
+        }
+        let work = IrqWork { left_ns: 0, action: IrqAction::Nothing, sent_at: self.now() };
+        match self.vcpus[u].run {
+            RunState::Running(_) => {
+                self.advance(u);
+                self.vcpus[u].irq.push_back(work);
+            }
+            RunState::Blocked | RunState::Runnable => self.vcpus[u].pending_irq.push(work),
+            RunState::Offline => {}
+        }
     }
 
     /// An idle vCPU got a thread: wake it if halted, or let it pick the thread if running.

@@ -552,3 +552,36 @@ fn kbuild_serial_stages_run_alone_and_polling_stretches_each_program() {
     // Polled, each of the 64 programs waits for at least one 80 ms time slice.
     assert!(polled > 64.0 * 80.0, "polling: stages add {polled:.1} ms");
 }
+
+/// A 2-vCPU forkbench (every fork wakes the child on the idle vCPU, every exit the parent) on a
+/// host whose guests' EOI writes exit (`exit_apic_eoi_ns`).
+fn forkbench_with_eoi(eoi_ns: u64) -> String {
+    format!(
+        r#"
+[host]
+cores_per_socket = 2
+costs = {{ exit_apic_eoi_ns = {eoi_ns} }}
+[hypervisor]
+scheduler = "credit"
+[[vms]]
+vcpus = 2
+pin = [0, 1]
+guest = {{ wake_placement = "affine" }}
+[[vms.workloads]]
+kind = "forkbench"
+forks = 200
+"#
+    )
+}
+
+#[test]
+fn every_ipi_a_vcpu_sends_ends_in_one_eoi_exit_where_the_host_has_them() {
+    // Each fork sends a TLB shootdown and wakes the idle vCPU with a reschedule IPI; each is
+    // acknowledged by its handler's EOI, the wake-up's too (smp_reschedule_interrupt).
+    let r = run(&forkbench_with_eoi(1_000));
+    let (ipi, eoi) = (r.vms[0].exits["ipi"], r.vms[0].exits["apic_eoi"]);
+    assert!(ipi >= 2 * 200, "two IPIs a fork: {ipi}");
+    assert_eq!(eoi, ipi, "one EOI per IPI sent");
+    let r = run(&forkbench_with_eoi(0));
+    assert_eq!(r.vms[0].exits["apic_eoi"], 0, "no EOI exit unless exit_apic_eoi_ns is set");
+}
