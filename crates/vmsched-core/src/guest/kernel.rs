@@ -276,7 +276,8 @@ impl World {
     /// (Linux's `smp_reschedule_interrupt` → `ack_APIC_irq`, arch/x86/kernel/smp.c); the model
     /// keeps only that EOI write, an APIC-access exit where the host has one
     /// (`exit_apic_eoi_ns` > 0, no posted interrupts): interrupt work of no length, taken before
-    /// the idle vCPU picks the thread. Elsewhere the wake-up carries no interrupt work.
+    /// the idle vCPU picks the thread. On other hosts the wake-up carries no interrupt work (a
+    /// polled wake-up, `hv::vipi` `wake_ipi_polled`, posts the same empty work to the mailbox).
     fn reschedule_ipi_eoi(&mut self, u: VcpuId) {
         if self.costs.exit_apic_eoi_ns == 0 || self.vipi_is_posted() {
             return;
