@@ -31,7 +31,7 @@
 //! shared info's `nr_frags` and `frag_list`) and frees both (`consume_skb` →
 //! `skb_release_data` decrements the shared info's `dataref`; `kmem_cache_free`, `kfree`). On
 //! the seed's i386 guest (Linux 2.6.32 include/linux/skbuff.h) the `sk_buff` spans
-//! `SKB_HEAD_LINES` = 3 cache lines of 64 bytes (about 160 bytes: links, `sk`, `tstamp`,
+//! `SKB_HEAD_LINES` = 3 cache lines of 64 bytes (192 bytes, `SKB_HEAD_BYTES`: links, `sk`, `tstamp`,
 //! `dev`, 48 bytes of `cb`, lengths, flags, `destructor`, the header offsets, `head`, `data`,
 //! `truesize`, `users`), the shared info's fields used here one line, and the data
 //! `ceil(bytes / 64)` lines (the kmalloc'd area is line-aligned and the message starts at its
@@ -54,6 +54,18 @@
 //! fragments on a scatter-gather device such as loopback, whose 16 KiB MTU cuts larger
 //! messages into segments; the pages recycle through the page allocator) is not modelled
 //! apart from a Unix socket's.
+//!
+//! Third, how many messages a socket holds (`unix_stream_queue`). A Unix stream socket's writes
+//! are charged to the writing socket's send buffer: `sock_alloc_send_pskb` (net/core/sock.c)
+//! allocates while `sk_wmem_alloc < sk_sndbuf` and otherwise sleeps on the socket, each buffer
+//! counting its `truesize`, the data rounded up to a cache line (`SKB_DATA_ALIGN`) plus
+//! `sizeof(struct sk_buff)` (net/core/skbuff.c `__alloc_skb`); `sk_wmem_alloc` starts at 1
+//! (2.6.31's `sock_init_data`). A read frees the buffer: `sock_wfree` takes back its
+//! `truesize` but for 1 and calls `sk_write_space`, whose `unix_write_space` wakes the sleeping
+//! writers (all of them: `wake_up_interruptible_sync_poll` on the socket's queue) only if
+//! `unix_writable`, `sk_wmem_alloc` x 4 <= `sk_sndbuf`: a quarter. Hackbench's 20 senders of a
+//! group share each receiver's socket (seed 004 §7.2), so one queue per receiver holds
+//! `capacity` messages and admits its blocked senders again at `writable_at`.
 //!
 //! The cost is owed by the thread and added to its next compute (the first work after the
 //! operation, which is where the misses stall it); a thread that exits with no work left drops
@@ -108,7 +120,7 @@ impl World {
 
 /// Bytes per cache line on the seed's hosts (64 on every x86 processor in the seeds).
 pub const CACHE_LINE_BYTES: u32 = 64;
-/// Lines of a `struct sk_buff` on an i386 Linux 2.6.32 guest (about 160 bytes).
+/// Lines of a `struct sk_buff` on an i386 Linux 2.6.32 guest (`SKB_HEAD_BYTES`).
 pub const SKB_HEAD_LINES: u32 = 3;
 /// Lines of `struct skb_shared_info` that a send and a receive touch (`dataref`, `nr_frags`,
 /// `frag_list` lie at its start).
@@ -117,6 +129,27 @@ pub const SKB_SHINFO_LINES: u32 = 1;
 pub const SLAB_CPU_LIMIT: usize = 120;
 /// mm/slab.c: `batchcount` = (limit + 1) / 2 objects move to the shared pool at a flush.
 pub const SLAB_BATCH: usize = 60;
+
+/// `sizeof(struct sk_buff)` on the seed's i386 Linux 2.6.32 guest: 192 bytes, the three lines
+/// of `SKB_HEAD_LINES`, and what the guest's 112 KiB `net.core.wmem_default` (seed 004 §7.2)
+/// implies, 2.6.32's `SK_WMEM_MAX` being (`sizeof(struct sk_buff)` + 256) x 256
+/// (net/core/sock.c; 448 x 256 = 114,688).
+pub const SKB_HEAD_BYTES: u32 = 192;
+/// `net.core.wmem_default`, a socket's default `sk_sndbuf`: seed 004 §7.2, "The buffer size for
+/// sockets is 112 KiB", read from /proc/sys/net/core/wmem_default.
+pub const SOCKET_SNDBUF_BYTES: u32 = 114_688;
+
+/// A Unix stream socket with send buffer `sndbuf` carrying messages of `bytes`: how many it
+/// holds (`capacity`) and the count at or below which a read wakes its blocked writers
+/// (`writable_at`; module doc, third part). With `truesize` t, a k-th message in flight is
+/// admitted while 1 + (k - 1) t < sndbuf; a free leaves 2 + n t charged when it asks
+/// `unix_writable`, (2 + n t) x 4 <= sndbuf.
+pub fn unix_stream_queue(sndbuf: u32, bytes: u32) -> (u32, u32) {
+    let truesize = bytes.div_ceil(CACHE_LINE_BYTES) * CACHE_LINE_BYTES + SKB_HEAD_BYTES;
+    let capacity = sndbuf.saturating_sub(2) / truesize + 1;
+    let writable_at = (sndbuf / 4).saturating_sub(2) / truesize;
+    (capacity, writable_at.min(capacity - 1))
+}
 
 /// Cache lines a message of `bytes` occupies with its socket buffer (0: not modelled).
 pub fn message_lines(bytes: u32) -> u32 {
@@ -347,5 +380,54 @@ groups = [
         eprintln!("{} lines, owed {owed_ms:.3} ms; AC gain {gain:.2} points (want {want:.2})", r.vms[0].message_line_transfers);
         assert!(want > 50.0, "the set-up moves enough lines to matter: {want:.2}");
         assert!(gain <= want + 1e-6 && gain >= want - 0.1, "AC gain {gain:.2} points, lines owed {want:.2}");
+    }
+
+    #[test]
+    fn the_seeds_112_kib_socket_holds_359_hackbench_messages_and_wakes_its_writers_at_89() {
+        // truesize of a 100-byte message: 128 bytes of data (SKB_DATA_ALIGN) + 192 of sk_buff.
+        assert_eq!(unix_stream_queue(SOCKET_SNDBUF_BYTES, 100), (359, 89));
+        // 1 + 358 x 320 = 114,561 < 114,688 admits the 359th; (2 + 89 x 320) x 4 = 113,928 <= 114,688.
+        // 64 bytes: truesize 256, 1 + 447 x 256 = 114,433 admits the 448th.
+        assert_eq!(unix_stream_queue(SOCKET_SNDBUF_BYTES, 64), (448, 111));
+        assert_eq!(unix_stream_queue(2048, 100), (7, 1));
+    }
+
+    /// Two writers (1 us a message) on vCPU 0 fill a queue of 10 that a slow reader (20 us)
+    /// on vCPU 1 drains. Woken one per freed slot, a writer blocks again after every message
+    /// and its vCPU halts and wakes each time; woken only at `writable_at` 2, both refill 8
+    /// at once, so vCPU 0 halts about an eighth as often. The reader sets the pace.
+    #[test]
+    fn blocked_writers_wake_together_once_the_queue_falls_to_writable_at() {
+        let run = |writable_at: &str| {
+            let text = format!(
+                r#"
+[host]
+sockets = 1
+cores_per_socket = 2
+[hypervisor]
+scheduler = "credit"
+[[vms]]
+vcpus = 2
+pin = [0, 1]
+[[vms.workloads]]
+kind = "custom"
+groups = [
+  {{ threads = 2, affinity = [0], program = [{{ op = "loop", count = 200, body = [{{ op = "compute", us = 1.0 }}, {{ op = "put", queue = "q", capacity = 10{writable_at} }}] }}] }},
+  {{ threads = 1, affinity = [1], program = [{{ op = "loop", count = 400, body = [{{ op = "get", queue = "q", capacity = 10 }}, {{ op = "compute", us = 20.0 }}] }}] }},
+]
+"#
+            );
+            let sc = from_toml_str(&text).expect("scenario parses");
+            let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
+            sim.run().expect("no invariant violated")
+        };
+        let each = run("");
+        let quarter = run(", writable_at = 2");
+        let halts = |r: &Results| r.vms[0].exits["hlt"];
+        eprintln!("halts: one per slot {}, at writable_at {}; {:.2} and {:.2} ms", halts(&each), halts(&quarter), done_ms(&each), done_ms(&quarter));
+        assert!(halts(&each) > 300, "a writer's vCPU halts after nearly every message: {}", halts(&each));
+        assert!(halts(&quarter) * 5 < halts(&each), "{} halts at writable_at against {}", halts(&quarter), halts(&each));
+        // The reader's 400 x 20 us set the pace; the halts cost the one-per-slot run a little.
+        assert!(done_ms(&quarter) <= done_ms(&each) && done_ms(&quarter) < 8.0 * 1.05, "{:.2} ms", done_ms(&quarter));
     }
 }

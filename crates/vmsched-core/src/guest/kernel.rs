@@ -713,8 +713,15 @@ impl World {
             let lines = qu.msg_lines;
             let written = qu.in_flight.pop_front();
             self.message_read(t, written, lines);
-            let qu = &mut self.vms[vm].queues[q];
-            if let Some(p) = qu.putters.pop_front() {
+            let qu = &self.vms[vm].queues[q];
+            let woken = match qu.writable_at {
+                None => qu.putters.len().min(1),
+                Some(w) if qu.items <= w => qu.putters.len().min((qu.capacity - qu.items) as usize),
+                Some(_) => 0,
+            };
+            for _ in 0..woken {
+                let qu = &mut self.vms[vm].queues[q];
+                let p = qu.putters.pop_front().expect("counted above");
                 qu.items += 1;
                 self.wake_thread_from(p, Some(v), Some(t));
                 self.channel_touch(p, q);

@@ -64,7 +64,8 @@ pub struct Names {
     pub mutexes: BTreeMap<String, usize>,
     pub rwsems: BTreeMap<String, usize>,
     pub barriers: BTreeMap<String, (usize, u32)>,
-    pub queues: BTreeMap<String, (usize, u32)>,
+    /// Per queue: index, capacity and its puts' `writable_at`.
+    pub queues: BTreeMap<String, (usize, u32, Option<u32>)>,
     pub conds: BTreeMap<String, usize>,
     pub ports: BTreeMap<String, usize>,
     pub marks: BTreeMap<String, usize>,
@@ -142,14 +143,16 @@ impl<'a> Compiler<'a> {
                     let (b, _) = *self.names.barriers.entry(barrier.clone()).or_insert((n, *parties));
                     p.code.push(Instr::Barrier { barrier: b, spin_us: *spin_us })
                 }
-                OpSpec::Put { queue, capacity, msg_bytes } => {
+                OpSpec::Put { queue, capacity, msg_bytes, writable_at } => {
                     let n = self.names.queues.len();
-                    let (q, _) = *self.names.queues.entry(queue.clone()).or_insert((n, *capacity));
+                    let entry = self.names.queues.entry(queue.clone()).or_insert((n, *capacity, *writable_at));
+                    entry.2 = entry.2.or(*writable_at);
+                    let q = entry.0;
                     p.code.push(Instr::Put { queue: q, msg_lines: crate::guest::channel::message_lines(*msg_bytes) })
                 }
                 OpSpec::Get { queue, capacity } => {
                     let n = self.names.queues.len();
-                    let (q, _) = *self.names.queues.entry(queue.clone()).or_insert((n, *capacity));
+                    let (q, _, _) = *self.names.queues.entry(queue.clone()).or_insert((n, *capacity, None));
                     p.code.push(Instr::Get { queue: q })
                 }
                 OpSpec::CondWait { cond } => {

@@ -138,6 +138,11 @@ pub struct HackbenchParams {
     /// message size is 100 bytes").
     #[serde(default = "d_hackbench_msg_bytes")]
     pub msg_bytes: u32,
+    /// Each receiver's socket send buffer, which its group's senders share (`sk_sndbuf`,
+    /// `guest::channel::unix_stream_queue`): by default the seed's 112 KiB `wmem_default`
+    /// (seed 004 §7.2). Until session 46 a queue held a fixed 64 messages.
+    #[serde(default = "d_hackbench_sndbuf_bytes")]
+    pub sndbuf_bytes: u32,
     /// Guest CPU affinity for all threads (e.g. [0] to keep everything on vCPU0).
     #[serde(default)]
     pub affinity: Option<Vec<u32>>,
@@ -172,6 +177,9 @@ fn d_msg_us() -> f64 {
 }
 fn d_hackbench_msg_bytes() -> u32 {
     100
+}
+fn d_hackbench_sndbuf_bytes() -> u32 {
+    crate::guest::channel::SOCKET_SNDBUF_BYTES
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -592,6 +600,7 @@ pub fn forkbench(p: &ForkbenchParams) -> Vec<ThreadGroupSpec> {
 }
 
 pub fn hackbench(p: &HackbenchParams, tag: &str) -> Vec<ThreadGroupSpec> {
+    let (capacity, writable_at) = crate::guest::channel::unix_stream_queue(p.sndbuf_bytes, p.msg_bytes);
     let mut groups = Vec::new();
     for g in 0..p.groups {
         for r in 0..p.fds {
@@ -601,7 +610,7 @@ pub fn hackbench(p: &HackbenchParams, tag: &str) -> Vec<ThreadGroupSpec> {
                 program: vec![OpSpec::Loop {
                     count: p.loops * p.fds as u64,
                     body: vec![
-                        OpSpec::Get { queue: format!("{tag}.g{g}.r{r}"), capacity: 64 },
+                        OpSpec::Get { queue: format!("{tag}.g{g}.r{r}"), capacity },
                         compute(DurationUs::fixed(p.recv_us.unwrap_or(p.msg_us)), 0.0),
                     ],
                 }],
@@ -614,7 +623,12 @@ pub fn hackbench(p: &HackbenchParams, tag: &str) -> Vec<ThreadGroupSpec> {
         let mut send = Vec::new();
         for r in 0..p.fds {
             send.push(compute(DurationUs::fixed(p.msg_us), 0.0));
-            send.push(OpSpec::Put { queue: format!("{tag}.g{g}.r{r}"), capacity: 64, msg_bytes: p.msg_bytes });
+            send.push(OpSpec::Put {
+                queue: format!("{tag}.g{g}.r{r}"),
+                capacity,
+                msg_bytes: p.msg_bytes,
+                writable_at: Some(writable_at),
+            });
         }
         groups.push(ThreadGroupSpec {
             threads: p.fds,
@@ -830,7 +844,10 @@ pub fn imb(vcpus: u32, p: &ImbParams, tag: &str) -> Vec<ThreadGroupSpec> {
     // The channel into rank `to` from its left (`from_left`) or right neighbour.
     let chan = |to: u32, from_left: bool| format!("{tag}.to{to}.from_{}", if from_left { "left" } else { "right" });
     let send = |to: u32, from_left: bool| {
-        vec![compute(DurationUs::fixed(side_us), mem), OpSpec::Put { queue: chan(to, from_left), capacity: IMB_INBOX_MSGS, msg_bytes }]
+        vec![
+            compute(DurationUs::fixed(side_us), mem),
+            OpSpec::Put { queue: chan(to, from_left), capacity: IMB_INBOX_MSGS, msg_bytes, writable_at: None },
+        ]
     };
     let recv = |at: u32, from_left: bool| {
         vec![OpSpec::Get { queue: chan(at, from_left), capacity: IMB_INBOX_MSGS }, compute(DurationUs::fixed(side_us), mem)]

@@ -635,6 +635,14 @@ pub enum OpSpec {
         /// the reader (`guest::channel`); 0 = the message data is not modelled.
         #[serde(default)]
         msg_bytes: u32,
+        /// Wake-up of writers blocked on the full queue. None: a freed slot goes to the first
+        /// blocked writer at once. Some(n): as Linux's stream sockets, whose reader wakes the
+        /// writers only once the send buffer is at most a quarter full (`unix_writable`,
+        /// net/unix/af_unix.c): when a get leaves at most `n` messages, every blocked writer
+        /// is woken (each with its message put, as many as fit). Every put on one queue gives
+        /// the same value; it must be below the capacity.
+        #[serde(default)]
+        writable_at: Option<u32>,
     },
     Get {
         queue: String,

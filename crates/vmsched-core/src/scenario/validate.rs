@@ -796,6 +796,13 @@ fn check_workload(wp: &str, tag: &str, vm: &VmSpec, w: &WorkloadSpec, objs: &mut
             if let Some(r) = hb.recv_us {
                 check_us(&format!("{wp}.recv_us"), r)?;
             }
+            // Linux's floor on a socket's send buffer (include/net/sock.h `SOCK_MIN_SNDBUF`).
+            if hb.sndbuf_bytes < 2048 {
+                return err(
+                    format!("{wp}.sndbuf_bytes"),
+                    format!("must be ≥ 2048 bytes (Linux's SOCK_MIN_SNDBUF), got {}", hb.sndbuf_bytes),
+                );
+            }
             check_affinity(&format!("{wp}.affinity"), &hb.affinity, vcpus)?;
             check_affinity(&format!("{wp}.sender_affinity"), &hb.sender_affinity, vcpus)?;
             check_affinity(&format!("{wp}.receiver_affinity"), &hb.receiver_affinity, vcpus)?;
@@ -965,6 +972,8 @@ struct Objects {
     barriers: BTreeMap<String, BarrierUse>,
     /// capacity and the path where it was first given.
     queues: BTreeMap<String, (u32, String)>,
+    /// Per queue, its puts' `writable_at` and the first put that gave it.
+    queue_writable: BTreeMap<String, (Option<u32>, String)>,
     puts: BTreeSet<String>,
     /// first `get` path per queue.
     gets: BTreeMap<String, String>,
@@ -1055,6 +1064,34 @@ impl Objects {
             Some(_) => Ok(()),
             None => {
                 self.queues.insert(name.to_string(), (capacity, path.to_string()));
+                Ok(())
+            }
+        }
+    }
+
+    /// A put's `writable_at`: below the capacity, and the same on every put of the queue.
+    fn queue_writable_at(&mut self, path: &str, name: &str, capacity: u32, writable_at: Option<u32>) -> Res {
+        if let Some(w) = writable_at {
+            if w >= capacity {
+                return err(
+                    format!("{path}.writable_at"),
+                    format!("must be below the queue's capacity ({capacity} messages), got {w}"),
+                );
+            }
+        }
+        match self.queue_writable.get(name) {
+            Some((first_w, first)) if *first_w != writable_at => err(
+                format!("{path}.writable_at"),
+                format!(
+                    "queue \"{name}\" already has writable_at {} (from {first}); every put on one queue \
+                     must give the same, got {}",
+                    first_w.map_or("none".to_string(), |w| w.to_string()),
+                    writable_at.map_or("none".to_string(), |w| w.to_string())
+                ),
+            ),
+            Some(_) => Ok(()),
+            None => {
+                self.queue_writable.insert(name.to_string(), (writable_at, path.to_string()));
                 Ok(())
             }
         }
@@ -1199,8 +1236,9 @@ fn check_op(p: &str, op: &OpSpec, cx: &mut OpCtx, objs: &mut Objects) -> Res {
             }
             Ok(())
         }
-        OpSpec::Put { queue, capacity, .. } => {
+        OpSpec::Put { queue, capacity, writable_at, .. } => {
             objs.queue(p, queue, *capacity)?;
+            objs.queue_writable_at(p, queue, *capacity, *writable_at)?;
             objs.puts.insert(queue.clone());
             Ok(())
         }
@@ -1316,6 +1354,21 @@ mod tests {
         assert!(e.reason.contains("1000"), "{e}");
         // `port_io` is an op of its own in custom programs too.
         accepted(&custom("[{ op = \"port_io\" }, { op = \"compute\", us = 5 }]"));
+    }
+
+    #[test]
+    fn a_queue_whose_writers_wake_at_or_above_its_capacity_is_rejected_by_name() {
+        let put = |extra: &str| custom(&format!("[{{ op = \"put\", queue = \"q\", capacity = 8{extra} }}, {{ op = \"get\", queue = \"q\", capacity = 8 }}]"));
+        accepted(&put(", writable_at = 7"));
+        let e = assert_path(&put(", writable_at = 8"), "vms[0].workloads[0].groups[0].program[0].writable_at");
+        assert!(e.reason.contains("capacity (8 messages)"), "{e}");
+        let two = custom("[{ op = \"put\", queue = \"q\", writable_at = 2 }, { op = \"put\", queue = \"q\" }, { op = \"get\", queue = \"q\" }]");
+        let e = assert_path(&two, "vms[0].workloads[0].groups[0].program[1].writable_at");
+        assert!(e.reason.contains("already has writable_at 2"), "{e}");
+        let hb = |b: u32| one_vm(&format!("vcpus = 2\n[[vms.workloads]]\nkind = \"hackbench\"\nsndbuf_bytes = {b}\n"));
+        accepted(&hb(2048));
+        let e = assert_path(&hb(2047), "vms[0].workloads[0].sndbuf_bytes");
+        assert!(e.reason.contains("SOCK_MIN_SNDBUF"), "{e}");
     }
 
     fn custom(program: &str) -> String {

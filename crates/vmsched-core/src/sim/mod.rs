@@ -389,9 +389,12 @@ impl Simulation {
             let mut barriers: Vec<(usize, u32)> = names.barriers.values().copied().collect();
             barriers.sort();
             vm.barriers = barriers.into_iter().map(|(_, parties)| BarrierObj { parties, ..Default::default() }).collect();
-            let mut queues: Vec<(usize, u32)> = names.queues.values().copied().collect();
+            let mut queues: Vec<(usize, u32, Option<u32>)> = names.queues.values().copied().collect();
             queues.sort();
-            vm.queues = queues.into_iter().map(|(_, capacity)| QueueObj { capacity, ..Default::default() }).collect();
+            vm.queues = queues
+                .into_iter()
+                .map(|(_, capacity, writable_at)| QueueObj { capacity, writable_at, ..Default::default() })
+                .collect();
             vm.conds = (0..names.conds.len()).map(|_| CondObj::default()).collect();
             vm.requests.ports = (0..names.ports.len()).map(|_| Default::default()).collect();
             for (j, wl) in vs.workloads.iter().enumerate() {

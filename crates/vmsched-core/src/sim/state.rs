@@ -502,6 +502,9 @@ pub struct BarrierObj {
 #[derive(Debug, Default)]
 pub struct QueueObj {
     pub capacity: u32,
+    /// Blocked writers wake only when a get leaves at most this many messages, all at once
+    /// (`OpSpec::Put` `writable_at`); None: one per freed slot.
+    pub writable_at: Option<u32>,
     pub items: u32,
     pub getters: VecDeque<ThreadId>,
     pub putters: VecDeque<ThreadId>,
