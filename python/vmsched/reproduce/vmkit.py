@@ -18,10 +18,12 @@ core and read from the other must be transferred over the interconnect", §7.4.2
 the host's cache-to-cache transfer (``ticket_transfer_cycles``, not fitted). The socket-state
 cost and the senders' share of a message's work are fitted to the seed's native Table 3 rows,
 run here as the same VM without hypervisor costs; the VMkit 2-vCPU rows, the NUMA placements of
-Table 9 and the background patterns of Tables 10-11 follow from them. Since session 45 (rule W)
-the fit puts the heavier share on the receivers: the senders' vCPU runs ahead, the sockets stay
-full, and only a halted receivers' vCPU needs a wake-up IPI (the other regime of the model's
-hackbench with affinity, senders heavier, halts the receivers' vCPU after nearly every message).
+Table 9 and the background patterns of Tables 10-11 follow from them. Each receiver's socket
+holds what the guest's 112 KiB send buffer admits, 359 messages, and a read wakes the blocked
+senders only once it is down to a quarter (``guest/channel.rs unix_stream_queue``, since
+session 46 by rule Z; 64 messages, one sender per freed slot, before). The fit now puts the
+heavier share on the senders (rule Z; on the receivers under rule W): with affinity the
+receivers' vCPU drains its sockets, halts, and the next message wakes it.
 
 The Linux build runs make with four jobs on every VM (§7.2) and each compile through
 Kbuild's recipe of short processes (the workload's ``recipe``), which the guest places by fork
