@@ -281,7 +281,12 @@ groups = [
 ]
 "#,
         );
-        let sc = from_toml_str(&text).expect("scenario parses");
+        simulate(&text)
+    }
+
+    /// Builds and runs a scenario, with the invariant checks on.
+    fn simulate(text: &str) -> (Simulation, Results) {
+        let sc = from_toml_str(text).expect("scenario parses");
         let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
         let r = sim.run().expect("no invariant violated");
         (sim, r)
@@ -399,27 +404,15 @@ groups = [
     #[test]
     fn blocked_writers_wake_together_once_the_queue_falls_to_writable_at() {
         let run = |writable_at: &str| {
+            let writers = format!(r#"{{ op = "compute", us = 1.0 }}, {{ op = "put", queue = "q", capacity = 10{writable_at} }}"#);
+            let reader = r#"{ op = "get", queue = "q", capacity = 10 }, { op = "compute", us = 20.0 }"#;
             let text = format!(
-                r#"
-[host]
-sockets = 1
-cores_per_socket = 2
-[hypervisor]
-scheduler = "credit"
-[[vms]]
-vcpus = 2
-pin = [0, 1]
-[[vms.workloads]]
-kind = "custom"
-groups = [
-  {{ threads = 2, affinity = [0], program = [{{ op = "loop", count = 200, body = [{{ op = "compute", us = 1.0 }}, {{ op = "put", queue = "q", capacity = 10{writable_at} }}] }}] }},
-  {{ threads = 1, affinity = [1], program = [{{ op = "loop", count = 400, body = [{{ op = "get", queue = "q", capacity = 10 }}, {{ op = "compute", us = 20.0 }}] }}] }},
-]
-"#
+                "[host]\ncores_per_socket = 2\n[hypervisor]\nscheduler = \"credit\"\n[[vms]]\nvcpus = 2\npin = [0, 1]\n\
+                 [[vms.workloads]]\nkind = \"custom\"\ngroups = [\n\
+                 {{ threads = 2, affinity = [0], program = [{{ op = \"loop\", count = 200, body = [{writers}] }}] }},\n\
+                 {{ threads = 1, affinity = [1], program = [{{ op = \"loop\", count = 400, body = [{reader}] }}] }},\n]\n"
             );
-            let sc = from_toml_str(&text).expect("scenario parses");
-            let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
-            sim.run().expect("no invariant violated")
+            simulate(&text).1
         };
         let each = run("");
         let quarter = run(", writable_at = 2");
