@@ -234,8 +234,8 @@ def vm_scenario(name: str, workload: Mapping[str, Any], pin: list[int],
 
 
 #: Seed 004 §7.2: "one run of the benchmark consists of 1000 fork operations" (Table 2's times
-#: are per run). Fitted until session 46 (rule Y), when the model's per-fork cost was too small
-#: to carry Table 2's 84 us a fork; since then the halted vCPU's resume carries it.
+#: are per run). Until session 46 (rule Y) the count was fitted instead, the model's per-fork
+#: cost being too small to carry Table 2's 84 us a fork; now the halted vCPU's resume carries it.
 FORKBENCH_FORKS = 1000
 
 
