@@ -1157,7 +1157,12 @@ GAPS: dict[str, dict[str, Gap]] = {
             "1,891 halts, against 960 ms, 47,322 IPIs and 8,578 halts without background load, and "
             "1,341 ms under the synchronous 5/40 ms pattern; at 15/30 ms the offset pattern, "
             "0.962 (923 ms, 19,468 IPIs), holds, and both offset patterns are faster than the "
-            "synchronous ones, as the seed's): with the refit the senders are the heavier side "
+            "synchronous ones, as the seed's; without background load every socket operation "
+            "fetches the socket's state from the other pCPU, 799,800 transfers at 525 ns, against "
+            "180,855 under offset 5/40 ms, and the runs' useful time falls from 1,184 to 853 ms: "
+            "the model's offset runs take 0.61-0.69 of the synchronous ones' time, the seed's "
+            "0.89, so the coupling cost fitted to native Table 3, where the sockets alternate "
+            "message by message, looks too strong to be broken this cheaply): with the refit the senders are the heavier side "
             "(send fraction 0.62), the receivers' vCPU halts after a run of messages and the next "
             "one wakes it; while one vCPU runs alone the senders fill their sockets (359 messages "
             "each since rule Z) or the receivers drain them, with no IPI. The seed reads its own "
@@ -1183,14 +1188,17 @@ GAPS: dict[str, dict[str, Gap]] = {
             "The longer a vCPU runs alone, the more whole sockets one side fills or drains without "
             "an IPI: 0.854 under offset 5/40 ms against 0.962 under 15/30 ms; the seed's two are "
             "equal (1.15).",
-            "fails: 0.854 against 0.962 (" + S46_Z + "; 11,661 IPIs a run against 19,468). It held "
+            "fails: 0.854 against 0.962 (" + S46_Z + "; 11,661 IPIs and 180,855 remote socket-state "
+            "transfers a run against 19,468 and 327,413). It held "
             "from session 16 to rule Y (1.476 against 1.219 in " + S46_Y + ", when offset 5/40 ms "
             "was slower than synchronous); the seed: 'it does not get faster from the asynchronous "
             "15ms/30ms to the asynchronous 5ms/40ms. This indicates that only specific amount of "
-            "work can be completed without the other core responding' (§7.5.2). In the model a "
-            "socket of 359 messages lasts the senders about 0.4 ms of their own work, far less "
-            "than a 40 ms slice alone, so the bound the seed suspects should be there: what lets "
-            "the model's run keep gaining is not traced"),
+            "work can be completed without the other core responding' (§7.5.2). In the model the "
+            "senders, writing round robin to all 200 sockets, need about 70 ms of their own work "
+            "to fill them all (359 messages each), more than a 40 ms alone period, so the "
+            "saturation the seed suspects does not come; and each alone period breaks the "
+            "message-by-message ping-pong of the sockets' state for a while after both vCPUs run "
+            "again (see hackbench_aff_offset_5_40)"),
         "hackbench without affinity slows down alike in every pattern (within 3 %)": Gap(
             "Since the waker's own vCPU is preempted (2.6.32), the synchronous patterns slow "
             "hackbench about 3 % more than the offset ones (1.38 against 1.34-1.35); not traced.",
