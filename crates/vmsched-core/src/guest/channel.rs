@@ -121,7 +121,7 @@ impl World {
 /// Bytes per cache line on the seed's hosts (64 on every x86 processor in the seeds).
 pub const CACHE_LINE_BYTES: u32 = 64;
 /// Lines of a `struct sk_buff` on an i386 Linux 2.6.32 guest (`SKB_HEAD_BYTES`).
-pub const SKB_HEAD_LINES: u32 = 3;
+pub const SKB_HEAD_LINES: u32 = SKB_HEAD_BYTES.div_ceil(CACHE_LINE_BYTES);
 /// Lines of `struct skb_shared_info` that a send and a receive touch (`dataref`, `nr_frags`,
 /// `frag_list` lie at its start).
 pub const SKB_SHINFO_LINES: u32 = 1;
