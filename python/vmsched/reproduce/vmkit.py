@@ -11,7 +11,9 @@ second (§7.2; the workload's ``sender_affinity`` and ``receiver_affinity``). A 
 operation on state last written by the other pCPU pays the host's cross-core transfer
 (``host.costs.channel_transfer_ns``, ``guest/channel.rs``: "the information that a
 communication socket is readable must be transferred cross core", §7.3.3; the remote
-run-queue insertion, §7.4.2). Each message's socket buffer (100 bytes, the workload's
+run-queue insertion, §7.4.2), holding the socket's ``unix_state_lock`` (a guest spinlock, the
+workload's ``state_lock``, since session 47 by rule AA): a vCPU the background stops inside it
+leaves the other end spinning on that socket. Each message's socket buffer (100 bytes, the workload's
 ``msg_bytes``: 6 cache lines with its ``sk_buff``) crosses to the receiver's pCPU, and the
 senders reuse buffers the receivers freed on theirs ("the messages which are written on one
 core and read from the other must be transferred over the interconnect", §7.4.2), each line at

@@ -19,6 +19,13 @@
 //! names for hackbench with affinity (§7.3.3, §7.4.2). A thread pays for its own operation and,
 //! when an operation completes a blocked peer's (a put handed to a waiting getter, a get that
 //! admits a waiting putter), the peer pays for its access from the pCPU of its vCPU.
+//! With `state_lock` (hackbench's sockets, since session 47) the operation first takes the
+//! queue's state lock, a guest spinlock (`<queue>.state_lock`, `program::queue_state_lock`), as
+//! both ends of a 2.6.32 stream socket take the receiving socket's `unix_state_lock` around
+//! `skb_queue_tail` and `skb_dequeue`; the fetch of the state is then made holding that lock
+//! (`kernel.rs critical_section_ns`), where the misses really stall, instead of being owed to
+//! the next compute. So the two ends wait for each other's fetch, and a vCPU descheduled inside
+//! the section leaves the other end spinning on that socket until it runs again.
 //!
 //! Second, the message itself (a put with `msg_bytes`; hackbench's 100 bytes): "the messages
 //! which are written on one core and read from the other must be transferred over the
@@ -71,7 +78,9 @@
 //! operation, which is where the misses stall it); a thread that exits with no work left drops
 //! what it owes.
 //!
-//! Leaves out: memory-level parallelism (the lines of a message are charged one after the
+//! Leaves out: the state lock's own instructions (the list operation, tens of ns: its section
+//! is the fetch alone, so a local operation holds it for no time); the wait queue's lock and the
+//! reader's runqueue lock that the wake-up after the operation takes; memory-level parallelism (the lines of a message are charged one after the
 //! other; the reader's dependent chain, list link → `sk_buff` → data and shared info, is
 //! three misses deep, the data's two lines could overlap); separate costs per line and per
 //! structure for the queue's state (one fitted cost per operation: the seed's host gives only
@@ -98,23 +107,29 @@ impl World {
     /// one it last ran on: the vCPU's threads run there next). Owes the transfer if the
     /// queue's state was last written on another pCPU.
     pub(crate) fn channel_touch(&mut self, t: ThreadId, q: usize) {
+        let ns = self.channel_fetch(t, q);
+        self.threads[t].comm_debt_ns += ns;
+    }
+
+    /// The cost of thread `t` fetching queue `q`'s state now (0 if it was last written on the
+    /// same pCPU, or never); the queue's state is then on this pCPU.
+    pub(crate) fn channel_fetch(&mut self, t: ThreadId, q: usize) -> Ns {
         let cost = self.costs.channel_transfer_ns;
         if cost == 0 {
-            return;
+            return 0;
         }
         let p = self.thread_pcpu(t);
         let vm = self.threads[t].vm;
-        let Some(from) = self.vms[vm].queues[q].last_pcpu.replace(p) else { return };
+        let Some(from) = self.vms[vm].queues[q].last_pcpu.replace(p) else { return 0 };
         if from == p {
-            return;
+            return 0;
         }
-        let ns: Ns = if self.topo.socket_of(from) != self.topo.socket_of(p) {
+        self.vms[vm].channel_transfers += 1;
+        if self.topo.socket_of(from) != self.topo.socket_of(p) {
             (cost as f64 * self.costs.cross_socket_refill_factor).round() as Ns
         } else {
             cost
-        };
-        self.threads[t].comm_debt_ns += ns;
-        self.vms[vm].channel_transfers += 1;
+        }
     }
 }
 

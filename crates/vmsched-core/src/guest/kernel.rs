@@ -331,10 +331,11 @@ impl World {
                     vm.last_op_ns = Some(now);
                     return self.set_act(t, Activity::Compute { left: ns as f64, mem_fraction, then: AfterCompute::Next });
                 }
-                Instr::Lock { lock, spread, cs_us, irqs_off } => {
+                Instr::Lock { lock, spread, cs_us, irqs_off, guards } => {
                     // A lock family's member is drawn first (only then: spread 1 draws nothing).
                     let lock = if spread > 1 { lock + th.rng.below(spread as usize) } else { lock };
                     th.pending_ns = draw(&mut th.rng, &cs_us);
+                    th.pending_guard = guards;
                     th.irqs_off = irqs_off;
                     return self.lock_acquire(t, lock);
                 }
@@ -507,7 +508,7 @@ impl World {
         if free {
             l.holder = Some(t);
             self.vms[vm].lock_wait.record(0);
-            let cs = self.threads[t].pending_ns as f64;
+            let cs = self.critical_section_ns(t);
             self.set_act(t, Activity::Compute { left: cs, mem_fraction: 0.0, then: AfterCompute::ReleaseLock(lock) });
         } else {
             l.waiters.push_back(t);
@@ -573,8 +574,19 @@ impl World {
         let vm = self.threads[t].vm;
         let wait = self.now() - self.threads[t].lock_req_at;
         self.vms[vm].lock_wait.record(wait);
-        let cs = self.threads[t].pending_ns as f64;
+        let cs = self.critical_section_ns(t);
         self.set_act(t, Activity::Compute { left: cs, mem_fraction: 0.0, then: AfterCompute::ReleaseLock(lock) });
+    }
+
+    /// The section thread `t` runs once granted its spinlock: the drawn time and, for a queue's
+    /// state lock, the fetch of the queue's state from the pCPU that last wrote it
+    /// (`guest::channel`), which the holder makes with the lock held.
+    pub(crate) fn critical_section_ns(&mut self, t: ThreadId) -> f64 {
+        let fetch = match self.threads[t].pending_guard.take() {
+            Some(q) => self.channel_fetch(t, q),
+            None => 0,
+        };
+        (self.threads[t].pending_ns + fetch) as f64
     }
 
     // ---- mutex ----

@@ -118,7 +118,7 @@ impl World {
         if l.holder.is_none() && !l.pending {
             l.holder = Some(t);
             self.vms[vm].lock_wait.record(0);
-            let cs = self.threads[t].pending_ns as f64;
+            let cs = self.critical_section_ns(t);
             return self.set_act(t, Activity::Compute { left: cs, mem_fraction: 0.0, then: AfterCompute::ReleaseLock(lock) });
         }
         let v = self.threads[t].vcpu;

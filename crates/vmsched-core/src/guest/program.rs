@@ -13,7 +13,9 @@ use crate::scenario::{DurationUs, OpSpec};
 pub enum Instr {
     Compute { us: DurationUs, mem_fraction: f64 },
     /// `spread` > 1: the lock is drawn uniformly from `lock .. lock + spread` at each pass.
-    Lock { lock: usize, spread: u32, cs_us: DurationUs, irqs_off: bool },
+    /// `guards`: the queue whose shared state the holder fetches inside the section
+    /// (`guest::channel`, a put's or get's `state_lock`).
+    Lock { lock: usize, spread: u32, cs_us: DurationUs, irqs_off: bool, guards: Option<usize> },
     Mutex { mutex: usize, cs_us: DurationUs, spin_us: f64 },
     /// `down_read` / `down_write` of rw-semaphore `sem` (`guest::rwsem`); `wait_lock`: the
     /// index of its wait_lock spinlock and that lock's hold time, if modelled.
@@ -86,6 +88,11 @@ pub fn rwsem_wait_lock(sem: &str) -> String {
     format!("{sem}.wait_lock")
 }
 
+/// Name of the state lock of queue `queue` (a put's or get's `state_lock`).
+pub fn queue_state_lock(queue: &str) -> String {
+    format!("{queue}.state_lock")
+}
+
 /// Compiles op trees; forked bodies become programs of their own in `programs`.
 pub struct Compiler<'a> {
     pub names: &'a mut Names,
@@ -110,6 +117,15 @@ impl<'a> Compiler<'a> {
         self.programs.len() - 1
     }
 
+    /// A put's or get's `state_lock`: the queue's state lock, whose section is the fetch of the
+    /// queue's state (no time of its own).
+    fn emit_state_lock(&mut self, queue: &str, q: usize, on: bool, p: &mut Program) {
+        if on {
+            let lock = intern(&mut self.names.locks, &queue_state_lock(queue));
+            p.code.push(Instr::Lock { lock, spread: 1, cs_us: DurationUs::fixed(0.0), irqs_off: false, guards: Some(q) });
+        }
+    }
+
     fn emit(&mut self, ops: &[OpSpec], p: &mut Program) {
         for op in ops {
             match op {
@@ -124,7 +140,7 @@ impl<'a> Compiler<'a> {
                         debug_assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "lock family {lock} not consecutive");
                         ids[0]
                     };
-                    p.code.push(Instr::Lock { lock: l, spread: (*spread).max(1), cs_us: cs_us.clone(), irqs_off: *irqs_off })
+                    p.code.push(Instr::Lock { lock: l, spread: (*spread).max(1), cs_us: cs_us.clone(), irqs_off: *irqs_off, guards: None })
                 }
                 OpSpec::Mutex { mutex, cs_us, spin_us } => {
                     let m = intern(&mut self.names.mutexes, mutex);
@@ -143,16 +159,18 @@ impl<'a> Compiler<'a> {
                     let (b, _) = *self.names.barriers.entry(barrier.clone()).or_insert((n, *parties));
                     p.code.push(Instr::Barrier { barrier: b, spin_us: *spin_us })
                 }
-                OpSpec::Put { queue, capacity, msg_bytes, writable_at } => {
+                OpSpec::Put { queue, capacity, msg_bytes, writable_at, state_lock } => {
                     let n = self.names.queues.len();
                     let entry = self.names.queues.entry(queue.clone()).or_insert((n, *capacity, *writable_at));
                     entry.2 = entry.2.or(*writable_at);
                     let q = entry.0;
+                    self.emit_state_lock(queue, q, *state_lock, p);
                     p.code.push(Instr::Put { queue: q, msg_lines: crate::guest::channel::message_lines(*msg_bytes) })
                 }
-                OpSpec::Get { queue, capacity } => {
+                OpSpec::Get { queue, capacity, state_lock } => {
                     let n = self.names.queues.len();
                     let (q, _, _) = *self.names.queues.entry(queue.clone()).or_insert((n, *capacity, None));
+                    self.emit_state_lock(queue, q, *state_lock, p);
                     p.code.push(Instr::Get { queue: q })
                 }
                 OpSpec::CondWait { cond } => {
@@ -248,10 +266,26 @@ mod tests {
         let id = Compiler { names: &mut names, programs: &mut progs }.compile(&ops);
         let p = &progs[id];
         // "a" is lock 0, the family pt.0..pt.2 locks 1..3 (both ops the same), "b" lock 4.
-        assert_eq!(p.code[1], Instr::Lock { lock: 1, spread: 3, cs_us: DurationUs::fixed(1.0), irqs_off: false });
+        assert_eq!(p.code[1], Instr::Lock { lock: 1, spread: 3, cs_us: DurationUs::fixed(1.0), irqs_off: false, guards: None });
         assert_eq!(p.code[2], p.code[1]);
-        assert_eq!(p.code[3], Instr::Lock { lock: 4, spread: 1, cs_us: DurationUs::fixed(1.0), irqs_off: false });
+        assert_eq!(p.code[3], Instr::Lock { lock: 4, spread: 1, cs_us: DurationUs::fixed(1.0), irqs_off: false, guards: None });
         assert_eq!((names.locks["pt.0"], names.locks["pt.2"], names.locks.len()), (1, 3, 5));
+    }
+
+    /// A put or get with `state_lock` first takes the queue's state lock, a plain spinlock
+    /// named `<queue>.state_lock` whose section is only the fetch of the queue's state (no drawn
+    /// time): one lock per queue, shared by both ends.
+    #[test]
+    fn a_state_locked_put_or_get_takes_its_queues_state_lock_first() {
+        let mut names = Names::default();
+        let mut progs = Vec::new();
+        let get = |state_lock| OpSpec::Get { queue: "s".into(), capacity: 8, state_lock };
+        let put = OpSpec::Put { queue: "s".into(), capacity: 8, msg_bytes: 0, writable_at: None, state_lock: true };
+        let id = Compiler { names: &mut names, programs: &mut progs }.compile(&[get(true), put, get(false)]);
+        let p = &progs[id];
+        let lock = Instr::Lock { lock: 0, spread: 1, cs_us: DurationUs::fixed(0.0), irqs_off: false, guards: Some(0) };
+        assert_eq!(p.code[..5], [lock.clone(), Instr::Get { queue: 0 }, lock, Instr::Put { queue: 0, msg_lines: 0 }, Instr::Get { queue: 0 }]);
+        assert_eq!((names.locks["s.state_lock"], names.locks.len()), (0, 1));
     }
 
     /// Twelve threads on twelve vCPUs (twelve pCPUs), each taking a 1 µs section 400 times

@@ -143,6 +143,13 @@ pub struct HackbenchParams {
     /// (seed 004 §7.2). Until session 46 a queue held a fixed 64 messages.
     #[serde(default = "d_hackbench_sndbuf_bytes")]
     pub sndbuf_bytes: u32,
+    /// Each send and receive takes the receiving socket's `unix_state_lock`, a guest spinlock,
+    /// and fetches the socket's state while holding it (Linux 2.6.32 net/unix/af_unix.c
+    /// `unix_stream_sendmsg` around `skb_queue_tail`, `unix_stream_recvmsg` around
+    /// `skb_dequeue`; `guest::channel`). Off: the fetch is paid after the operation, with no
+    /// lock (until session 47).
+    #[serde(default = "d_true")]
+    pub state_lock: bool,
     /// Guest CPU affinity for all threads (e.g. [0] to keep everything on vCPU0).
     #[serde(default)]
     pub affinity: Option<Vec<u32>>,
@@ -610,7 +617,7 @@ pub fn hackbench(p: &HackbenchParams, tag: &str) -> Vec<ThreadGroupSpec> {
                 program: vec![OpSpec::Loop {
                     count: p.loops * p.fds as u64,
                     body: vec![
-                        OpSpec::Get { queue: format!("{tag}.g{g}.r{r}"), capacity },
+                        OpSpec::Get { queue: format!("{tag}.g{g}.r{r}"), capacity, state_lock: p.state_lock },
                         compute(DurationUs::fixed(p.recv_us.unwrap_or(p.msg_us)), 0.0),
                     ],
                 }],
@@ -628,6 +635,7 @@ pub fn hackbench(p: &HackbenchParams, tag: &str) -> Vec<ThreadGroupSpec> {
                 capacity,
                 msg_bytes: p.msg_bytes,
                 writable_at: Some(writable_at),
+                state_lock: p.state_lock,
             });
         }
         groups.push(ThreadGroupSpec {
@@ -846,11 +854,11 @@ pub fn imb(vcpus: u32, p: &ImbParams, tag: &str) -> Vec<ThreadGroupSpec> {
     let send = |to: u32, from_left: bool| {
         vec![
             compute(DurationUs::fixed(side_us), mem),
-            OpSpec::Put { queue: chan(to, from_left), capacity: IMB_INBOX_MSGS, msg_bytes, writable_at: None },
+            OpSpec::Put { queue: chan(to, from_left), capacity: IMB_INBOX_MSGS, msg_bytes, writable_at: None, state_lock: false },
         ]
     };
     let recv = |at: u32, from_left: bool| {
-        vec![OpSpec::Get { queue: chan(at, from_left), capacity: IMB_INBOX_MSGS }, compute(DurationUs::fixed(side_us), mem)]
+        vec![OpSpec::Get { queue: chan(at, from_left), capacity: IMB_INBOX_MSGS, state_lock: false }, compute(DurationUs::fixed(side_us), mem)]
     };
     let ws_kib = ((2 * p.msg_bytes).div_ceil(1024)).clamp(4, u32::MAX as u64) as u32;
     (0..ranks)

@@ -643,11 +643,19 @@ pub enum OpSpec {
         /// the same value; it must be below the capacity.
         #[serde(default)]
         writable_at: Option<u32>,
+        /// Take the queue's state lock around the operation, as a Unix stream socket's
+        /// `unix_state_lock` (`guest::channel`): a guest spinlock named `<queue>.state_lock`,
+        /// during which the queue's shared state is fetched from the pCPU that last wrote it.
+        #[serde(default)]
+        state_lock: bool,
     },
     Get {
         queue: String,
         #[serde(default = "default_capacity")]
         capacity: u32,
+        /// As `Put`'s `state_lock`.
+        #[serde(default)]
+        state_lock: bool,
     },
     CondWait { cond: String },
     CondSignal { cond: String },

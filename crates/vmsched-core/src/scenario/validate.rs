@@ -1236,14 +1236,20 @@ fn check_op(p: &str, op: &OpSpec, cx: &mut OpCtx, objs: &mut Objects) -> Res {
             }
             Ok(())
         }
-        OpSpec::Put { queue, capacity, writable_at, .. } => {
+        OpSpec::Put { queue, capacity, writable_at, state_lock, .. } => {
             objs.queue(p, queue, *capacity)?;
             objs.queue_writable_at(p, queue, *capacity, *writable_at)?;
+            if *state_lock {
+                objs.lock(p, &crate::guest::program::queue_state_lock(queue), 1)?;
+            }
             objs.puts.insert(queue.clone());
             Ok(())
         }
-        OpSpec::Get { queue, capacity } => {
+        OpSpec::Get { queue, capacity, state_lock } => {
             objs.queue(p, queue, *capacity)?;
+            if *state_lock {
+                objs.lock(p, &crate::guest::program::queue_state_lock(queue), 1)?;
+            }
             objs.gets.entry(queue.clone()).or_insert_with(|| p.to_string());
             Ok(())
         }

@@ -379,6 +379,9 @@ pub struct Thread {
     pub lock_req_at: Ns,
     /// Duration drawn for the critical section awaiting its lock.
     pub pending_ns: Ns,
+    /// The queue whose state the awaited lock guards (`Instr::Lock`'s `guards`): fetched when
+    /// the lock is granted, inside the section.
+    pub pending_guard: Option<usize>,
     /// The spinlock it spins for or holds was taken with interrupts off (`OpSpec::Lock`).
     pub irqs_off: bool,
     pub forks: u64,
@@ -444,6 +447,7 @@ impl Thread {
             waiting_children: false,
             lock_req_at: 0,
             pending_ns: 0,
+            pending_guard: None,
             irqs_off: false,
             forks: 0,
             request_since: None,

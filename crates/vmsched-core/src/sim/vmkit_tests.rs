@@ -432,6 +432,44 @@ fn queue_state_ping_pongs_between_pcpus_only_while_the_two_ends_alternate() {
     assert!(tc - tf > extra_same * (1.0 + (f - 1.0) * 0.8), "same socket +{extra_same:.2} ms, cross +{:.2} ms", tc - tf);
 }
 
+/// A producer on vCPU0 and a consumer on vCPU1 exchanging 20,000 messages through one queue
+/// whose state costs 3 µs to fetch across pCPUs, 2 µs of work per message on each side, with or
+/// without `state_lock` on both ends, under the scheduling-pattern scenario's background
+/// (`pattern`: offset or synchronous 5/40 ms).
+fn locked_exchange(state_lock: bool, pattern_name: &str) -> Results {
+    let lock = if state_lock { ", state_lock = true" } else { "" };
+    let wl = format!(
+        r#"kind = "custom"
+groups = [
+  {{ threads = 1, affinity = [0], program = [{{ op = "loop", count = 20000, body = [{{ op = "compute", us = 2.0 }}, {{ op = "put", queue = "q"{lock} }}] }}] }},
+  {{ threads = 1, affinity = [1], program = [{{ op = "loop", count = 20000, body = [{{ op = "get", queue = "q"{lock} }}, {{ op = "compute", us = 2.0 }}] }}] }},
+]"#
+    );
+    let text = pattern(PATTERN, Some(pattern_name), "[5, 40]", &wl).replace("[hypervisor]", "[host.costs]\nchannel_transfer_ns = 3000\n[hypervisor]");
+    run(&text)
+}
+
+/// With `state_lock` the fetch of the queue's state happens inside the queue's spinlock, as in
+/// a Unix socket's `unix_state_lock` (`guest::channel`). The two ends then also wait for each
+/// other's fetch, under any slices. A background spin that stops one vCPU while its thread
+/// holds the lock leaves the other end spinning on it until that vCPU runs again (no PLE in
+/// this scenario): under offset slices the ends spin more than twice as much of their CPU time
+/// as under synchronous ones, where a waiter stops with the holder, and the lock costs more.
+#[test]
+fn a_vcpu_stopped_inside_a_queues_state_lock_leaves_the_other_end_spinning() {
+    let measure = |pattern_name: &str| {
+        let (locked, free) = (locked_exchange(true, pattern_name), locked_exchange(false, pattern_name));
+        assert_eq!(free.vms[0].lock_wait.count, 0);
+        assert_eq!(locked.vms[0].lock_wait.count, 40_000, "one state lock per put and per get");
+        eprintln!("{pattern_name}: {:.2} ms with the lock, {:.2} without; spin {:.3} of the guest's CPU time",
+            done_ms(&locked), done_ms(&free), locked.vms[0].spin_fraction);
+        (done_ms(&locked) / done_ms(&free), locked.vms[0].spin_fraction)
+    };
+    let ((offset, offset_spin), (sync, sync_spin)) = (measure("offset"), measure("synchronous"));
+    assert!(offset_spin > 2.0 * sync_spin, "spin: offset {offset_spin:.3}, synchronous {sync_spin:.3}");
+    assert!(offset > sync * 1.05, "the lock costs {offset:.3}x under offset 5/40 ms, {sync:.3}x synchronous");
+}
+
 /// Kbuild's recipe (scripts/Makefile.build `rule_cc_o_c`): per compile, make forks sh, which
 /// forks the gcc driver (forking cc1 and as) and then fixdep, rm and mv, each waited for. On
 /// one vCPU the build takes the recipe's work on top of the compiles: 5 short processes and
