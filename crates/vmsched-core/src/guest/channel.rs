@@ -80,9 +80,10 @@
 //!
 //! Leaves out: the state lock's own instructions (the list operation, tens of ns: its section
 //! is the fetch alone, so a local operation holds it for no time); the wait queue's lock and the
-//! reader's runqueue lock that the wake-up after the operation takes; memory-level parallelism (the lines of a message are charged one after the
-//! other; the reader's dependent chain, list link → `sk_buff` → data and shared info, is
-//! three misses deep, the data's two lines could overlap); separate costs per line and per
+//! woken reader's runqueue lock that the wake-up after the operation takes; memory-level
+//! parallelism (the lines of a message are charged one after the other; the reader's
+//! dependent chain, list link → `sk_buff` → data and shared info, is three misses deep, the
+//! data's two lines could overlap); separate costs per line and per
 //! structure for the queue's state (one fitted cost per operation: the seed's host gives only
 //! the total through native hackbench, Table 3); lines evicted from the owner's cache while
 //! it ran something else (they are then fetched from L3 or memory, which costs about as much,
