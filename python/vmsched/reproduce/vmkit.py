@@ -13,11 +13,11 @@ operation on state last written by the other pCPU pays the host's cross-core tra
 communication socket is readable must be transferred cross core", §7.3.3; the remote
 run-queue insertion, §7.4.2), holding the socket's ``unix_state_lock`` (a guest spinlock, the
 workload's ``state_lock``, since session 47 by rule AA): a vCPU the background stops inside it
-leaves the other end spinning on that socket. Each message's socket buffer (100 bytes, the workload's
-``msg_bytes``: 6 cache lines with its ``sk_buff``) crosses to the receiver's pCPU, and the
-senders reuse buffers the receivers freed on theirs ("the messages which are written on one
-core and read from the other must be transferred over the interconnect", §7.4.2), each line at
-the host's cache-to-cache transfer (``ticket_transfer_cycles``, not fitted). The socket-state
+leaves the other end spinning on that socket. Each message's socket buffer (100 bytes, the
+workload's ``msg_bytes``: 6 cache lines with its ``sk_buff``) crosses to the receiver's pCPU,
+and the senders reuse buffers the receivers freed on theirs ("the messages which are written on
+one core and read from the other must be transferred over the interconnect", §7.4.2), each line
+at the host's cache-to-cache transfer (``ticket_transfer_cycles``, not fitted). The socket-state
 cost and the senders' share of a message's work are fitted to the seed's native Table 3 rows,
 run here as the same VM without hypervisor costs; the VMkit 2-vCPU rows, the NUMA placements of
 Table 9 and the background patterns of Tables 10-11 follow from them. Each receiver's socket
