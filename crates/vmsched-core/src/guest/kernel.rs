@@ -81,6 +81,12 @@ impl World {
         debug_assert!(self.vcpus[v].cur.is_none());
         // `schedule()` clears the need-resched mark of a local wake-up (`guest::resched`).
         self.vcpus[v].need_resched = None;
+        // `schedule()` first takes the vCPU's runqueue lock, which a waker may hold
+        // (`guest::rqlock`).
+        self.vcpus[v].rq_lock_spin = self.rq_lock_contended(v);
+        if self.vcpus[v].rq_lock_spin {
+            return self.arm_exec(v);
+        }
         let next = self.vcpus[v].runq.pop_front().or_else(|| self.newidle_pull(v));
         match next {
             Some(t) => {
@@ -261,6 +267,7 @@ impl World {
         if let Some(w) = waker {
             if w != u {
                 self.charge_exit(w, ExitReason::Ipi);
+                self.hold_rq_lock_for_ipi(w, u);
                 self.wake_message_cross_socket(w, u);
                 if self.wake_ipi_polled(u) {
                     return;
@@ -958,6 +965,8 @@ impl World {
         }
         self.advance(v);
         self.vcpus[v].online = false;
+        self.vcpus[v].rq_lock_spin = false;
+        self.release_rq_locks(v);
         let mut moving: Vec<ThreadId> = self.vcpus[v].runq.drain(..).collect();
         self.vcpus[v].need_resched = None;
         if let Some(t) = self.vcpus[v].cur.take() {

@@ -11,6 +11,7 @@ pub mod paravirt;
 pub mod program;
 pub mod requests;
 pub mod resched;
+pub mod rqlock;
 pub mod rwsem;
 pub mod ticket;
 pub mod wakeaffine;

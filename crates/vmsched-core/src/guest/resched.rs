@@ -146,6 +146,7 @@ impl World {
         }
         let last_buddy = self.last_buddy_scale(u);
         self.charge_exit(waker, ExitReason::Ipi);
+        self.hold_rq_lock_for_ipi(waker, u);
         let left_ns = self.costs.ipi_handler_ns + self.vipi_message_ns(waker, u);
         let now = self.now();
         self.deliver_irq(u, IrqWork { left_ns, action: IrqAction::Resched(t, last_buddy), sent_at: now });

@@ -400,7 +400,11 @@ impl World {
             return span(None);
         }
         let Some(t) = vc.cur else {
-            vc.t.irq += dt;
+            if vc.rq_lock_spin {
+                vc.t.lock_spin += dt;
+            } else {
+                vc.t.irq += dt;
+            }
             return span(Some(true));
         };
         let speed = self.speed(v, p, t);
@@ -489,6 +493,9 @@ impl World {
             Some(t0 + vc.refill_debt_ns)
         } else {
             match vc.cur {
+                // A `schedule()` spinning for its runqueue lock waits for the holder's release
+                // (`guest::rqlock`).
+                None if vc.rq_lock_spin && !vc.rq_lock_holders.is_empty() => None,
                 None => Some(t0),
                 Some(t) => {
                     let th = &self.threads[t];
@@ -968,6 +975,9 @@ impl World {
         self.advance(v);
         if self.vcpus[v].hv_debt_ns + self.vcpus[v].bg_debt_ns > 0 {
             return self.arm_exec(v);
+        }
+        if !self.vcpus[v].rq_locks_held.is_empty() {
+            self.release_rq_locks(v);
         }
         if self.halt_poll_step(v) {
             return;

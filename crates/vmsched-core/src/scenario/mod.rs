@@ -341,6 +341,15 @@ pub struct GuestSpec {
     /// cache-hot thread.
     #[serde(default)]
     pub wake_placement: WakePlacement,
+    /// Linux before 3.0 (`try_to_wake_up` in 2.6.32's kernel/sched.c): a wake-up holds the
+    /// target vCPU's runqueue lock while it sends the reschedule IPI, so the target's
+    /// `schedule()` waits until the waker returns from that IPI's exit, and a waker stopped
+    /// before it returns keeps it spinning (`guest::rqlock`). Off by default: tried for the
+    /// 2.6.32 guests of seed 004 in session 48 (rule AB) and not adopted, since it took the
+    /// VMkit run of hackbench with affinity from 1.01 to 3.14 s (docs/model.md). Not with
+    /// `ttwu_queue` (the wake list sends its IPI without the lock).
+    #[serde(default)]
+    pub ttwu_rq_lock: bool,
     /// vCPU that receives device interrupts.
     #[serde(default)]
     pub irq_vcpu: u32,
@@ -486,6 +495,7 @@ impl Default for GuestSpec {
             busy_tick: false,
             ttwu_queue: false,
             wake_placement: WakePlacement::PrevOrIdle,
+            ttwu_rq_lock: false,
             irq_vcpu: 0,
             online_vcpus: None,
             paravirt: ParavirtSpec::default(),

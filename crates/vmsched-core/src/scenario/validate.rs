@@ -657,6 +657,13 @@ fn check_vm(i: usize, vm: &VmSpec, host: &HostFacts) -> Result<Option<String>, S
              set guest.ttwu_queue = false (a Linux 3.0+ feature) or wake_placement = \"prev_or_idle\"",
         );
     }
+    if g.ttwu_rq_lock && g.ttwu_queue {
+        return err(
+            format!("{p}.guest.ttwu_rq_lock"),
+            "a wake list (guest.ttwu_queue, Linux 3.0+) sends its reschedule IPI without the target's \
+             runqueue lock: set one of the two to false",
+        );
+    }
     let pv = &g.paravirt;
     if pv.spinlock && g.spinlock != super::SpinlockKind::Queued {
         return err(

@@ -56,6 +56,19 @@ impl World {
                     return Err(format!("vcpu {v} is halted while its thread {} has work ({:?}): a lost wake-up", self.threads[t].name, self.threads[t].act));
                 }
             }
+            for &h in &vc.rq_lock_holders {
+                if !self.vcpus[h].rq_locks_held.contains(&v) {
+                    return Err(format!("vcpu {v}'s runqueue lock names vcpu {h} as holder, which does not hold it"));
+                }
+            }
+            for &u in &vc.rq_locks_held {
+                if !self.vcpus[u].rq_lock_holders.contains(&v) {
+                    return Err(format!("vcpu {v} holds vcpu {u}'s runqueue lock, which does not name it"));
+                }
+            }
+            if vc.rq_lock_spin && vc.cur.is_some() {
+                return Err(format!("vcpu {v} spins for its runqueue lock while running a thread"));
+            }
             if !vc.online && (vc.cur.is_some() || !vc.runq.is_empty() || !vc.wake_list.is_empty()) {
                 return Err(format!("offline vcpu {v} holds guest threads"));
             }

@@ -217,6 +217,11 @@ pub struct Vcpu {
     /// last went through the new-idle balance with nothing to run.
     pub avg_idle_ns: Ns,
     pub idle_stamp: Option<Ns>,
+    /// The vCPUs whose wake-ups hold this vCPU's runqueue lock, and the runqueues this vCPU's
+    /// wake-ups hold; whether its `schedule()` spins for its lock (`guest::rqlock`).
+    pub rq_lock_holders: Vec<VcpuId>,
+    pub rq_locks_held: Vec<VcpuId>,
+    pub rq_lock_spin: bool,
 }
 
 impl Vcpu {
@@ -274,6 +279,9 @@ impl Vcpu {
             tlb_stall_ratio: 0.0,
             avg_idle_ns: crate::guest::wakeaffine::INITIAL_AVG_IDLE_NS,
             idle_stamp: None,
+            rq_lock_holders: Vec::new(),
+            rq_locks_held: Vec::new(),
+            rq_lock_spin: false,
         }
     }
     pub fn count_exit(&mut self, r: ExitReason) {
@@ -551,6 +559,8 @@ pub struct Vm {
     pub ttwu_queue: bool,
     /// Where a woken thread goes, and the new-idle rules with it (`guest::wakeaffine`).
     pub wake_placement: crate::scenario::WakePlacement,
+    /// A wake-up's reschedule IPI is sent holding the target's runqueue lock (`guest::rqlock`).
+    pub ttwu_rq_lock: bool,
     pub irq_vcpu: u32,
     pub pv: crate::scenario::ParavirtSpec,
     /// pv spinlock spin budget before halting.
