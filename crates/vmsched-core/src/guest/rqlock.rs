@@ -37,7 +37,8 @@ use crate::sim::World;
 
 impl World {
     /// Code on vCPU `w` has just charged the exit of a reschedule IPI to vCPU `u` from a
-    /// wake-up: under a 2.6.32 placement it holds `u`'s runqueue lock until it resumes.
+    /// wake-up: if the guest takes the lock (`ttwu_rq_lock`), `w` holds `u`'s runqueue lock
+    /// until it resumes.
     pub(crate) fn hold_rq_lock_for_ipi(&mut self, w: VcpuId, u: VcpuId) {
         let vm = self.vcpus[u].vm;
         if w == u || !self.vms[vm].ttwu_rq_lock {
@@ -84,10 +85,8 @@ mod tests {
     /// VM under Linux 2.6.32's placement, one queue per pair; the producers are the slower side
     /// (15 µs of work per message against 10), so the consumers drain their queues and block,
     /// and a put that finds its consumer blocked wakes it with a reschedule IPI whose send exits
-    /// for `EXIT_IPI_NS`. `background`: the scheduling-pattern scenario's 80 ms spins of 5/40 ms
-    /// (seed 004 §7.5), or none.
-    fn exchange(rq_lock: bool, background: Option<&str>) -> Results {
-        let bg = background.map_or(String::new(), |p| format!("background = {{ period_ms = 80, delays_ms = [5, 40], pattern = \"{p}\" }}\n"));
+    /// for `EXIT_IPI_NS`.
+    fn exchange(rq_lock: bool) -> Results {
         let pair = |q: &str| {
             format!(
                 r#"  {{ threads = 1, affinity = [0], bind = true, program = [{{ op = "loop", count = 3000, body = [{{ op = "compute", us = 15 }}, {{ op = "put", queue = "{q}" }}] }}] }},
@@ -99,7 +98,7 @@ mod tests {
             r#"
 [host]
 cores_per_socket = 2
-{bg}[host.costs]
+[host.costs]
 exit_ipi_ns = {EXIT_IPI_NS}
 [hypervisor]
 scheduler = "credit"
@@ -140,7 +139,7 @@ groups = [
     /// the run takes about as long either way.
     #[test]
     fn a_woken_vcpu_picks_only_once_the_waker_returns_from_its_ipi_exit() {
-        let (locked, free) = (exchange(true, None), exchange(false, None));
+        let (locked, free) = (exchange(true), exchange(false));
         assert_eq!(spin_ns(&free), 0, "nothing spins without the lock");
         let bound = ipis(&locked) * EXIT_IPI_NS;
         eprintln!("{} IPIs; spin {} us (bound {} us); {:.2} ms with the lock, {:.2} without", ipis(&locked), spin_ns(&locked) / 1000, bound / 1000, done_ms(&locked), done_ms(&free));
@@ -152,7 +151,8 @@ groups = [
     /// A producer bound to vCPU 0 computes 10 ms and sends one message to a consumer bound to
     /// vCPU 1, which a hog keeps busy: the consumer, asleep since the start, preempts the hog
     /// through a reschedule IPI whose send exits for 1 ms (10-11 ms). `stop_at_ms`: pCPU 0's
-    /// background spin of 40 ms begins then (only pCPU 0 has one), or never.
+    /// background spin of 40 ms (seed 004 §7.5's load) begins then (only pCPU 0 has one), or
+    /// never.
     fn one_preempting_wakeup(stop_at_ms: Option<f64>) -> Results {
         let bg = stop_at_ms.map_or(String::new(), |at| {
             format!("background = {{ period_ms = 80, delays_ms = [40], pcpus = [0], phase_ms = {} }}\n", 80.0 - at)
@@ -185,10 +185,10 @@ groups = [
         sim.run().expect("no invariant violated")
     }
 
-    /// The IPI reaches the busy consumers' vCPU while the producer is still in the send's exit,
+    /// The IPI reaches the busy consumer's vCPU while the producer is still in the send's exit,
     /// and its handler's `schedule()` spins until the producer unlocks: about the rest of the
     /// exit. A background spin that stops the producer's pCPU inside the exit (at 10.5 ms, for
-    /// 40 ms) keeps the lock held through the stop, so the consumers' vCPU spins until 50.5 ms
+    /// 40 ms) keeps the lock held through the stop, so the consumer's vCPU spins until 50.5 ms
     /// and more. The same stop after the exit (at 12 ms) costs the consumer nothing.
     #[test]
     fn a_waker_stopped_inside_its_ipi_exit_holds_the_targets_runqueue_lock_through_the_stop() {
@@ -196,7 +196,7 @@ groups = [
         let (quiet, inside, after) = (one_preempting_wakeup(None), one_preempting_wakeup(Some(10.5)), one_preempting_wakeup(Some(12.0)));
         eprintln!("spin: {:.3} ms without a stop, {:.3} with one inside the exit, {:.3} after it", ms(&quiet), ms(&inside), ms(&after));
         assert_eq!(ipis(&quiet), 1);
-        assert!((0.9..=1.0).contains(&ms(&quiet)), "without a stop the consumers' vCPU spun {:.3} ms", ms(&quiet));
+        assert!((0.9..=1.0).contains(&ms(&quiet)), "without a stop the consumer's vCPU spun {:.3} ms", ms(&quiet));
         assert!(ms(&inside) > 40.0, "a stop inside the exit: {:.3} ms", ms(&inside));
         assert_eq!(ms(&after), ms(&quiet), "a stop after the exit");
     }
