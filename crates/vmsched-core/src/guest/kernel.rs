@@ -81,6 +81,7 @@ impl World {
         debug_assert!(self.vcpus[v].cur.is_none());
         // `schedule()` clears the need-resched mark of a local wake-up (`guest::resched`).
         self.vcpus[v].need_resched = None;
+        self.vcpus[v].resched_ipi_sent = false;
         // `schedule()` first takes the vCPU's runqueue lock, which a waker may hold
         // (`guest::rqlock`).
         self.vcpus[v].rq_lock_spin = self.rq_lock_contended(v);
@@ -266,6 +267,9 @@ impl World {
         }
         if let Some(w) = waker {
             if w != u {
+                if self.resched_ipi_already_sent(u) {
+                    return;
+                }
                 self.charge_exit(w, ExitReason::Ipi);
                 self.hold_rq_lock_for_ipi(w, u);
                 self.wake_message_cross_socket(w, u);

@@ -144,12 +144,26 @@ impl World {
         if waker == u {
             return self.check_preempt_local(u, cur, t);
         }
+        if self.resched_ipi_already_sent(u) {
+            return;
+        }
         let last_buddy = self.last_buddy_scale(u);
         self.charge_exit(waker, ExitReason::Ipi);
         self.hold_rq_lock_for_ipi(waker, u);
         let left_ns = self.costs.ipi_handler_ns + self.vipi_message_ns(waker, u);
         let now = self.now();
         self.deliver_irq(u, IrqWork { left_ns, action: IrqAction::Resched(t, last_buddy), sent_at: now });
+    }
+
+    /// `resched_task`'s test under `guest.resched_ipi_once`: true if a wake-up's reschedule IPI
+    /// already went to vCPU `u` since it last scheduled (its current task, or its idle task,
+    /// has need-resched set), so no other is sent; otherwise marks it sent and returns false.
+    /// Always false without the option (one IPI per wake-up).
+    pub(crate) fn resched_ipi_already_sent(&mut self, u: VcpuId) -> bool {
+        if !self.vms[self.vcpus[u].vm].resched_ipi_once {
+            return false;
+        }
+        std::mem::replace(&mut self.vcpus[u].resched_ipi_sent, true)
     }
 
     /// `ttwu_queue_remote`: thread `t` (which slept `slept_ns`, None if new or migrating) goes on
@@ -216,6 +230,9 @@ impl World {
     /// The preempted thread goes to the back of the runqueue, or, if `last_buddy`, second,
     /// right behind `t` (2.6.32's `LAST_BUDDY`, above). Returns true if it switched.
     pub(crate) fn resched_ipi(&mut self, u: VcpuId, t: ThreadId, last_buddy: bool) -> bool {
+        // The handler consumes the need-resched mark here: the model drops a preemption that
+        // finds preemption disabled, instead of keeping it for `preempt_enable`.
+        self.vcpus[u].resched_ipi_sent = false;
         let Some(cur) = self.vcpus[u].cur else { return false };
         if cur == t || self.threads[cur].act.preempt_disabled() {
             return false;
@@ -450,5 +467,55 @@ mod tests {
         assert_eq!(wakeup_granularity_ns(4), 3_000_000);
         assert_eq!(wakeup_granularity_ns(8), 4_000_000);
         assert_eq!(wakeup_granularity_ns(64), 4_000_000);
+    }
+
+    /// A producer bound to vCPU 0 computes 5 ms, then puts one message into each of three
+    /// queues at once; their three consumers, bound to vCPU 1, have slept since the start
+    /// (longer than the 2-ms wakeup granularity).
+    /// `hog`: a thread keeps vCPU 1 busy (the wake-ups preempt it) or vCPU 1 is halted.
+    /// Returns the reschedule IPIs sent.
+    fn three_wakeups(once: bool, hog: bool) -> u64 {
+        let hog = if hog { r#"  { threads = 1, affinity = [1], bind = true, program = [{ op = "compute", us = 20000 }] },"# } else { "" };
+        let consumer = |q: &str| format!(r#"  {{ threads = 1, affinity = [1], bind = true, program = [{{ op = "get", queue = "{q}" }}, {{ op = "compute", us = 10 }}] }},"#);
+        let text = format!(
+            r#"
+[host]
+cores_per_socket = 2
+[hypervisor]
+scheduler = "credit"
+[[vms]]
+vcpus = 2
+pin = [0, 1]
+guest = {{ resched_ipi_once = {once} }}
+[[vms.workloads]]
+kind = "custom"
+groups = [
+  {{ threads = 1, affinity = [0], bind = true, program = [{{ op = "compute", us = 5000 }}, {{ op = "put", queue = "q1" }}, {{ op = "put", queue = "q2" }}, {{ op = "put", queue = "q3" }}] }},
+{}
+{}
+{}
+{hog}
+]
+"#,
+            consumer("q1"),
+            consumer("q2"),
+            consumer("q3")
+        );
+        let sc = crate::scenario::from_toml_str(&text).expect("scenario parses");
+        let mut sim = Simulation::new(&sc, &crate::sim::Overrides { check: true, ..Default::default() }).expect("scenario builds");
+        let r = sim.run().expect("no invariant violated");
+        assert!(r.vms[0].finished);
+        r.vms[0].exits["ipi"]
+    }
+
+    /// Linux's `resched_task` sends nothing to a CPU whose current task already has
+    /// need-resched set: three wake-ups in a row onto a halted or a busy vCPU send one IPI under
+    /// `resched_ipi_once`, and one each by default.
+    #[test]
+    fn a_vcpu_already_sent_a_reschedule_ipi_gets_no_other_until_it_schedules_under_resched_ipi_once() {
+        for hog in [false, true] {
+            assert_eq!(three_wakeups(false, hog), 3, "default, busy target: {hog}");
+            assert_eq!(three_wakeups(true, hog), 1, "resched_ipi_once, busy target: {hog}");
+        }
     }
 }

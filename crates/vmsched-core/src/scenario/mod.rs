@@ -350,6 +350,14 @@ pub struct GuestSpec {
     /// `ttwu_queue` (the wake list sends its IPI without the lock).
     #[serde(default)]
     pub ttwu_rq_lock: bool,
+    /// Linux's `resched_task` (2.6.32 kernel/sched.c; `resched_curr` since 3.16) sends a
+    /// reschedule IPI only if the target's current task (the idle task on an idle CPU) does not
+    /// already have need-resched set, so a vCPU that one wake-up's IPI is already waking or
+    /// preempting gets no other until it schedules (`guest::resched`). Off by default: the model
+    /// then sends one per wake-up, and seed 004's VMkit baselines hold with that (session 48's
+    /// probe: docs/model.md §2.3).
+    #[serde(default)]
+    pub resched_ipi_once: bool,
     /// vCPU that receives device interrupts.
     #[serde(default)]
     pub irq_vcpu: u32,
@@ -496,6 +504,7 @@ impl Default for GuestSpec {
             ttwu_queue: false,
             wake_placement: WakePlacement::PrevOrIdle,
             ttwu_rq_lock: false,
+            resched_ipi_once: false,
             irq_vcpu: 0,
             online_vcpus: None,
             paravirt: ParavirtSpec::default(),

@@ -287,6 +287,7 @@ impl Simulation {
                 ttwu_queue: vs.guest.ttwu_queue,
                 wake_placement: vs.guest.wake_placement,
                 ttwu_rq_lock: vs.guest.ttwu_rq_lock,
+                resched_ipi_once: vs.guest.resched_ipi_once,
                 irq_vcpu: vs.guest.irq_vcpu,
                 pv: vs.guest.paravirt.clone(),
                 pv_spin_ns: w.topo.cycles_to_ns(vs.guest.paravirt.spin_loops.saturating_mul(vs.guest.paravirt.pause_cycles)),

@@ -222,6 +222,9 @@ pub struct Vcpu {
     pub rq_lock_holders: Vec<VcpuId>,
     pub rq_locks_held: Vec<VcpuId>,
     pub rq_lock_spin: bool,
+    /// A wake-up's reschedule IPI is on its way to this vCPU and it has not scheduled since
+    /// (need-resched set; only under `guest.resched_ipi_once`, `guest::resched`).
+    pub resched_ipi_sent: bool,
 }
 
 impl Vcpu {
@@ -282,6 +285,7 @@ impl Vcpu {
             rq_lock_holders: Vec::new(),
             rq_locks_held: Vec::new(),
             rq_lock_spin: false,
+            resched_ipi_sent: false,
         }
     }
     pub fn count_exit(&mut self, r: ExitReason) {
@@ -561,6 +565,8 @@ pub struct Vm {
     pub wake_placement: crate::scenario::WakePlacement,
     /// A wake-up's reschedule IPI is sent holding the target's runqueue lock (`guest::rqlock`).
     pub ttwu_rq_lock: bool,
+    /// At most one reschedule IPI per vCPU until it schedules (`guest::resched`).
+    pub resched_ipi_once: bool,
     pub irq_vcpu: u32,
     pub pv: crate::scenario::ParavirtSpec,
     /// pv spinlock spin budget before halting.
