@@ -78,28 +78,19 @@ mod tests {
     use crate::scenario::from_toml_str;
     use crate::sim::{Overrides, Results, Simulation};
 
-    /// Exit of a reschedule IPI's send in these tests (ns).
+    /// Exit of a reschedule IPI's send in `exchange` (ns).
     const EXIT_IPI_NS: u64 = 20_000;
 
-    /// Two producers bound to vCPU 0 and their two consumers bound to vCPU 1 of a pinned 2-vCPU
-    /// VM under Linux 2.6.32's placement, one queue per pair; the producers are the slower side
-    /// (15 µs of work per message against 10), so the consumers drain their queues and block,
-    /// and a put that finds its consumer blocked wakes it with a reschedule IPI whose send exits
-    /// for `EXIT_IPI_NS`.
-    fn exchange(rq_lock: bool) -> Results {
-        let pair = |q: &str| {
-            format!(
-                r#"  {{ threads = 1, affinity = [0], bind = true, program = [{{ op = "loop", count = 3000, body = [{{ op = "compute", us = 15 }}, {{ op = "put", queue = "{q}" }}] }}] }},
-  {{ threads = 1, affinity = [1], bind = true, program = [{{ op = "loop", count = 3000, body = [{{ op = "get", queue = "{q}" }}, {{ op = "compute", us = 10 }}] }}] }},
-"#
-            )
-        };
+    /// A pinned 2-vCPU VM under Linux 2.6.32's placement, the lock `rq_lock`, on pCPUs 0 and 1
+    /// with no pause-loop exits and a 1-s credit slice (as VMkit, seed 004); `host` adds to
+    /// `[host]`, `exit_ipi_ns` prices the IPI send, `groups` are the custom workload's.
+    fn run_pair(host: &str, exit_ipi_ns: u64, rq_lock: bool, groups: &str) -> Results {
         let text = format!(
             r#"
 [host]
 cores_per_socket = 2
-[host.costs]
-exit_ipi_ns = {EXIT_IPI_NS}
+{host}[host.costs]
+exit_ipi_ns = {exit_ipi_ns}
 [hypervisor]
 scheduler = "credit"
 params = {{ tslice_ms = 1000 }}
@@ -111,14 +102,27 @@ guest = {{ wake_placement = "affine", ttwu_rq_lock = {rq_lock} }}
 [[vms.workloads]]
 kind = "custom"
 groups = [
-{}{}]
-"#,
-            pair("q1"),
-            pair("q2")
+{groups}]
+"#
         );
         let sc = from_toml_str(&text).expect("scenario parses");
         let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
         sim.run().expect("no invariant violated")
+    }
+
+    /// Two producers bound to vCPU 0 and their two consumers bound to vCPU 1, one queue per
+    /// pair; the producers are the slower side (15 µs of work per message against 10), so the
+    /// consumers drain their queues and block, and a put that finds its consumer blocked wakes
+    /// it with a reschedule IPI whose send exits for `EXIT_IPI_NS`.
+    fn exchange(rq_lock: bool) -> Results {
+        let pair = |q: &str| {
+            format!(
+                r#"  {{ threads = 1, affinity = [0], bind = true, program = [{{ op = "loop", count = 3000, body = [{{ op = "compute", us = 15 }}, {{ op = "put", queue = "{q}" }}] }}] }},
+  {{ threads = 1, affinity = [1], bind = true, program = [{{ op = "loop", count = 3000, body = [{{ op = "get", queue = "{q}" }}, {{ op = "compute", us = 10 }}] }}] }},
+"#
+            )
+        };
+        run_pair("", EXIT_IPI_NS, rq_lock, &(pair("q1") + &pair("q2")))
     }
 
     fn done_ms(r: &Results) -> f64 {
@@ -157,32 +161,11 @@ groups = [
         let bg = stop_at_ms.map_or(String::new(), |at| {
             format!("background = {{ period_ms = 80, delays_ms = [40], pcpus = [0], phase_ms = {} }}\n", 80.0 - at)
         });
-        let text = format!(
-            r#"
-[host]
-cores_per_socket = 2
-{bg}[host.costs]
-exit_ipi_ns = 1000000
-[hypervisor]
-scheduler = "credit"
-params = {{ tslice_ms = 1000 }}
-ple = {{ enabled = false }}
-[[vms]]
-vcpus = 2
-pin = [0, 1]
-guest = {{ wake_placement = "affine", ttwu_rq_lock = true }}
-[[vms.workloads]]
-kind = "custom"
-groups = [
-  {{ threads = 1, affinity = [0], bind = true, program = [{{ op = "compute", us = 10000 }}, {{ op = "put", queue = "q" }}] }},
-  {{ threads = 1, affinity = [1], bind = true, program = [{{ op = "get", queue = "q" }}, {{ op = "compute", us = 10 }}] }},
-  {{ threads = 1, affinity = [1], bind = true, program = [{{ op = "compute", us = 100000 }}] }},
-]
-"#
-        );
-        let sc = from_toml_str(&text).expect("scenario parses");
-        let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
-        sim.run().expect("no invariant violated")
+        let groups = r#"  { threads = 1, affinity = [0], bind = true, program = [{ op = "compute", us = 10000 }, { op = "put", queue = "q" }] },
+  { threads = 1, affinity = [1], bind = true, program = [{ op = "get", queue = "q" }, { op = "compute", us = 10 }] },
+  { threads = 1, affinity = [1], bind = true, program = [{ op = "compute", us = 100000 }] },
+"#;
+        run_pair(&bg, 1_000_000, true, groups)
     }
 
     /// The IPI reaches the busy consumer's vCPU while the producer is still in the send's exit,
