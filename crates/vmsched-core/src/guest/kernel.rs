@@ -79,15 +79,15 @@ impl World {
     /// sibling running at least two threads), or halts.
     pub(crate) fn guest_pick(&mut self, v: VcpuId) {
         debug_assert!(self.vcpus[v].cur.is_none());
-        // `schedule()` clears the need-resched mark of a local wake-up (`guest::resched`).
-        self.vcpus[v].need_resched = None;
-        self.vcpus[v].resched_ipi_sent = false;
         // `schedule()` first takes the vCPU's runqueue lock, which a waker may hold
-        // (`guest::rqlock`).
+        // (`guest::rqlock`), then clears need-resched: a local wake-up's mark and a remote
+        // one's sent IPI (`guest::resched`).
         self.vcpus[v].rq_lock_spin = self.rq_lock_contended(v);
         if self.vcpus[v].rq_lock_spin {
             return self.arm_exec(v);
         }
+        self.vcpus[v].need_resched = None;
+        self.vcpus[v].resched_ipi_sent = false;
         let next = self.vcpus[v].runq.pop_front().or_else(|| self.newidle_pull(v));
         match next {
             Some(t) => {
