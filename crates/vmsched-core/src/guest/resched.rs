@@ -501,9 +501,7 @@ groups = [
             consumer("q2"),
             consumer("q3")
         );
-        let sc = crate::scenario::from_toml_str(&text).expect("scenario parses");
-        let mut sim = Simulation::new(&sc, &crate::sim::Overrides { check: true, ..Default::default() }).expect("scenario builds");
-        let r = sim.run().expect("no invariant violated");
+        let r = crate::sim::vmkit_tests::run(&text);
         assert!(r.vms[0].finished);
         r.vms[0].exits["ipi"]
     }

@@ -76,6 +76,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use crate::scenario::from_toml_str;
+    use crate::sim::vmkit_tests::{done_ms, run};
     use crate::sim::{Overrides, Results, Simulation};
 
     /// Exit of a reschedule IPI's send in `exchange` (ns).
@@ -105,9 +106,7 @@ groups = [
 {groups}]
 "#
         );
-        let sc = from_toml_str(&text).expect("scenario parses");
-        let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
-        sim.run().expect("no invariant violated")
+        run(&text)
     }
 
     /// Two producers bound to vCPU 0 and their two consumers bound to vCPU 1, one queue per
@@ -123,10 +122,6 @@ groups = [
             )
         };
         run_pair("", EXIT_IPI_NS, rq_lock, &(pair("q1") + &pair("q2")))
-    }
-
-    fn done_ms(r: &Results) -> f64 {
-        r.vms[0].completion_ns.expect("VM finished") as f64 / 1e6
     }
 
     fn spin_ns(r: &Results) -> u64 {

@@ -11,7 +11,7 @@ pub mod state;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod vmkit_tests;
+pub(crate) mod vmkit_tests;
 
 use std::collections::BTreeMap;
 

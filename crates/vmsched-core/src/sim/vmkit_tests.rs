@@ -10,13 +10,15 @@ const PATTERN: &str = include_str!("../../../../scenarios/vmkit-sched-pattern.to
 const NUMA: &str = include_str!("../../../../scenarios/vmkit-numa.toml");
 const POLLING: &str = include_str!("../../../../scenarios/vmkit-polling.toml");
 
-fn run(text: &str) -> Results {
+/// Run a scenario text with the invariants checked after every event (also the guest
+/// modules' scenario-level tests use it).
+pub(crate) fn run(text: &str) -> Results {
     let sc = from_toml_str(text).expect("scenario parses");
     let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
     sim.run().expect("no invariant violated")
 }
 
-fn done_ms(r: &Results) -> f64 {
+pub(crate) fn done_ms(r: &Results) -> f64 {
     r.vms[0].completion_ns.expect("VM finished") as f64 / 1e6
 }
 
