@@ -101,8 +101,7 @@ impl World {
                 if let Some(p) = self.vcpus[v].running_on() {
                     // A thread switched in on a running vCPU refills what it lost (a halted
                     // vCPU's wake-up dispatch carried no thread to charge).
-                    let owed = self.thread_refill(t, p);
-                    self.owe_refill(v, t, p, owed);
+                    self.owe_start(v, t, p);
                     self.cpi_sample(v, p);
                 }
                 self.ac_switch_in(v, t);

@@ -20,6 +20,16 @@
 //! - exit: `exit_mm` → `mmput`; the last user's `exit_mmap` unmaps everything and
 //!   `tlb_finish_mmu` flushes the address space on its mask (mm/mmap.c, mm/memory.c). The
 //!   exiting vCPU is lazy on it by then and is not a target.
+//! - the refill after an address-space switch under nested paging: `switch_mm`'s `load_cr3`
+//!   (2.6.32; the seed's i386 K7 guest has no PCID, and user pages are not global) empties
+//!   the vCPU's TLB of the old process's user entries, so the incoming thread re-walks its
+//!   pages, min(`working_set_kib` / 4, `tlb_entries`) walks. Natively those walks are part of
+//!   the work; under nested paging each costs `host.costs.nested_walk_extra_ns` more (seed
+//!   004 §2.3; §7.2: "After the TLB flush, the TLB must be refilled ... The cost for walking
+//!   the page table is different in a virtualized setting, as there are two nested page
+//!   tables involved"), charged as stalled guest time with the thread's refill debt
+//!   (`World::owe_start`) and counted as page walks (`tlb_miss_rate_rel`). A switch back to
+//!   the lazily loaded address space loads nothing and owes nothing.
 //!
 //! Choices: every shootdown goes to the whole mask, lazy vCPUs included, as in 2.6.32
 //! (the seed's guest, seed 004 §7.1) up to 4.18. Since 4.19 a flush that frees no page tables
@@ -29,12 +39,15 @@
 //! with `"polling"` (`hv::vipi`), while the sender spins.
 //!
 //! Leaves out: exec (a forked child runs its program in the fresh address space of the
-//! fork), copy-on-write faults and their single-page flushes, PCID/ASIDs, 6.x's
+//! fork), copy-on-write faults and their single-page flushes, PCID/ASIDs, the walks after a
+//! flush IPI or a fork's local flush (only a switch's are charged), walks a thread would not
+//! need because it touches only part of its working set before it stops, 6.x's
 //! once-a-second `mm_cpumask` trimming, CPU offline clearing the masks (offline vCPUs are
 //! never targets).
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::engine::Ns;
 use crate::sim::state::*;
 use crate::sim::World;
 
@@ -76,7 +89,8 @@ impl VmMm {
 }
 
 impl World {
-    /// Thread `t` becomes current on vCPU `v`: load its address space.
+    /// Thread `t` becomes current on vCPU `v`: load its address space; a load (CR3 write)
+    /// leaves `t` owing its nested-paging walks (`guest_switch_walks_ns`).
     pub(crate) fn switch_mm(&mut self, v: VcpuId, t: ThreadId) {
         let mm = self.threads[t].mm;
         let vm = self.vcpus[v].vm;
@@ -88,6 +102,18 @@ impl World {
         }
         self.vms[vm].mm.cpumask.entry(mm).or_default().insert(v);
         self.vcpus[v].loaded_mm = Some(mm);
+        self.vcpus[v].guest_walks_owed_ns = self.guest_switch_walks_ns(t);
+    }
+
+    /// The nested-paging part of thread `t`'s walks after an address-space switch: one per
+    /// page of its working set, at most the TLB's entries, each
+    /// `host.costs.nested_walk_extra_ns`; 0 when that is 0.
+    pub(crate) fn guest_switch_walks_ns(&self, t: ThreadId) -> Ns {
+        let extra = self.costs.nested_walk_extra_ns;
+        if extra == 0 {
+            return 0;
+        }
+        (self.threads[t].ws_kib as u64 / 4).min(self.costs.tlb_entries as u64) * extra
     }
 
     /// `flush_tlb_mm_range` of `mm` by thread `t`: IPIs to every other online vCPU in the mask
@@ -125,5 +151,74 @@ impl World {
             self.vms[vm].mm.leave(mm, v);
             self.vcpus[v].loaded_mm = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::Results;
+    use crate::sim::vmkit_tests::run;
+
+    /// Two hogs on one vCPU, switched every guest slice (1 ms), in their own address spaces
+    /// (two groups) or sharing one (`same_mm`: one group of two threads); no cache refill, so
+    /// the refill time is the nested-paging walks alone.
+    fn hogs(same_mm: bool, ws_kib: u32, extra_ns: u64) -> Results {
+        let groups = if same_mm {
+            format!("{{ threads = 2, working_set_kib = {ws_kib}, program = [{{ op = \"compute\", us = 20000 }}] }}")
+        } else {
+            (0..2)
+                .map(|_| format!("{{ threads = 1, working_set_kib = {ws_kib}, program = [{{ op = \"compute\", us = 20000 }}] }}"))
+                .collect::<Vec<_>>()
+                .join(",\n  ")
+        };
+        run(&format!(
+            r#"
+[host]
+cores_per_socket = 1
+[host.costs]
+cache_refill_ns_per_mib = 0
+nested_walk_extra_ns = {extra_ns}
+[[vms]]
+vcpus = 1
+pin = [0]
+guest = {{ slice_us = 1000 }}
+[[vms.workloads]]
+kind = "custom"
+groups = [
+  {groups},
+]
+"#
+        ))
+    }
+
+    #[test]
+    fn a_switch_to_another_address_space_owes_each_page_walk_its_nested_paging_extra() {
+        let off = hogs(false, 32, 0);
+        let on = hogs(false, 32, 1_000);
+        assert_eq!(off.vcpus[0].cache_refill_ns, 0);
+        let walks = on.vcpus[0].cache_refill_ns;
+        // 32 KiB: 8 pages a switch, 1 us each; some 40 switches over the two 20-ms hogs.
+        assert!(walks >= 20 * 8_000, "{walks} ns of walks");
+        assert_eq!(walks % 8_000, 0, "whole switches' walks: {walks} ns");
+        // The walks stall guest time: the run takes that much longer.
+        let (t_off, t_on) = (off.vms[0].completion_ns.unwrap(), on.vms[0].completion_ns.unwrap());
+        assert_eq!(t_on - t_off, walks);
+    }
+
+    #[test]
+    fn threads_of_one_address_space_switch_without_walks() {
+        // Only the first load of the address space walks (from the idle vCPU's none).
+        let r = hogs(true, 32, 1_000);
+        assert_eq!(r.vcpus[0].cache_refill_ns, 8_000);
+        let base = hogs(true, 32, 0).vms[0].completion_ns.unwrap();
+        assert_eq!(r.vms[0].completion_ns.unwrap(), base + 8_000);
+    }
+
+    #[test]
+    fn a_switch_walks_at_most_the_tlbs_entries() {
+        // 8 MiB is 2,048 pages; the default TLB holds 512.
+        let walks = hogs(false, 8 * 1024, 1_000).vcpus[0].cache_refill_ns;
+        assert!(walks > 0);
+        assert_eq!(walks % 512_000, 0, "{walks} ns of walks");
     }
 }

@@ -235,6 +235,16 @@ pub struct CostParams {
     /// (default). No measured cost per walk was found for Westmere with EPT: to be sourced or
     /// fitted before use. Needs `tlb_stall_at_capacity_ratio` and `llc_window_ns`.
     pub tlb_walk_cycles: u64,
+    /// Extra time of one guest TLB miss under the hypervisor's nested paging (a
+    /// two-dimensional walk through the guest's and the host's page tables) over the same
+    /// miss on native hardware, ns. Charged for the walks a guest address-space switch forces
+    /// (`guest::mm`: the CR3 load of 2.6.32's `switch_mm` empties the vCPU's TLB of the old
+    /// process's user entries, and the incoming thread re-walks min(`working_set_kib` / 4,
+    /// `tlb_entries`) pages) as stalled guest time with its refill. 0 = not modelled
+    /// (default; a native run's walks are inside its work). Seed 004 §2.3 and §7.3.2 name the
+    /// cost; its value for VMkit is derived from seed 004 Table 4 (calibration.toml
+    /// `vmkit.host.nested_walk_extra_ns`).
+    pub nested_walk_extra_ns: Ns,
     /// Dithering of hypervisor costs (`hv::jitter`): each hypervisor path charged on a pCPU
     /// takes its nominal time times a factor uniform in [1 - pct/100, 1 + pct/100], mean kept.
     /// 0 = every cost a constant (default: hosts calibrated without it do not move). Against
@@ -290,6 +300,7 @@ impl Default for CostParams {
             tlb_stall_at_capacity_ratio: 0.0,
             tlb_miss_exponent: 0.5,
             tlb_walk_cycles: 0,
+            nested_walk_extra_ns: 0,
             hv_cost_jitter_pct: 0.0,
             hv_cost_cv: 0.0,
         }

@@ -226,6 +226,17 @@ impl World {
         RefillOwed { ns: walks_ns + cache_ns, walks_ns, dram_ns }
     }
 
+    /// Thread `t` starts on vCPU `v` running on pCPU `p` (a dispatch, or a guest thread
+    /// switch on a running vCPU): `v` owes its refill on `p` and the nested-paging walks of a
+    /// guest address-space switch, if one came before (`guest::mm`).
+    pub(crate) fn owe_start(&mut self, v: VcpuId, t: ThreadId, p: PcpuId) {
+        let mut owed = self.thread_refill(t, p);
+        let walks = std::mem::take(&mut self.vcpus[v].guest_walks_owed_ns);
+        owed.ns += walks;
+        owed.walks_ns += walks;
+        self.owe_refill(v, t, p, owed);
+    }
+
     /// Vcpu `v`, whose thread `t` starts on pCPU `p`, owes `owed` more: its debt becomes
     /// `refill_debt_after`'s, and the debt's parts (walks, misses to memory) follow it, scaled
     /// down with it where the cap drops some.
@@ -290,7 +301,7 @@ impl World {
             let (dram, _) = refill_parts_ns(&self.topo, &self.costs, last, p, self.threads[t].ws_kib, 0.0, self.vms[self.threads[t].vm].memory_node);
             dram
         });
-        let cap = whole.round() as Ns + self.tlb_walks_all_ns(t);
+        let cap = whole.round() as Ns + self.tlb_walks_all_ns(t) + self.guest_switch_walks_ns(t);
         (self.vcpus[v].refill_debt_ns + owed).min(cap.max(owed))
     }
 
@@ -685,8 +696,7 @@ impl World {
         }
         let last = self.vcpus[v].last_pcpu;
         if let Some(t) = self.vcpus[v].cur {
-            let owed = self.thread_refill(t, p);
-            self.owe_refill(v, t, p, owed);
+            self.owe_start(v, t, p);
         }
         self.pcpus[p].cur = Some(v);
         self.pcpu_cur[p] = Some(v);

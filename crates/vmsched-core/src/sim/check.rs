@@ -94,12 +94,13 @@ impl World {
         }
         // The refill debt is bounded (`hv::machine` `refill_debt_after`): never more than the
         // coldest refill a thread of the VM can need, its whole cached working set from remote
-        // memory, the re-fetch of its private part from the LLC and all its page walks.
+        // memory, the re-fetch of its private part from the LLC and all its page walks (after a
+        // hypervisor flush, `hv::tlb`, and a guest address-space switch, `guest::mm`).
         let mut cache = self.refill_bound.borrow_mut();
         if cache.0 != self.threads.len() || cache.1.len() != self.vms.len() {
             let mut worst = vec![0 as Ns; self.vms.len()];
             for (t, th) in self.threads.iter().enumerate() {
-                let bound = refill_bound_ns(&self.topo, &self.costs, th.ws_kib) + self.tlb_walks_all_ns(t) + 2;
+                let bound = refill_bound_ns(&self.topo, &self.costs, th.ws_kib) + self.tlb_walks_all_ns(t) + self.guest_switch_walks_ns(t) + 2;
                 worst[th.vm] = worst[th.vm].max(bound);
             }
             *cache = (self.threads.len(), worst);

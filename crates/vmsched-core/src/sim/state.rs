@@ -206,6 +206,9 @@ pub struct Vcpu {
     /// The address space whose translations this vCPU holds (`active_mm`; lazy while idle),
     /// see `guest::mm`.
     pub loaded_mm: Option<usize>,
+    /// The nested-paging walks its thread owes after a guest address-space switch, charged
+    /// with its next refill (`guest::mm`, `host.costs.nested_walk_extra_ns`).
+    pub guest_walks_owed_ns: Ns,
     /// Shared-LLC and TLB pressure sampled at its last dispatch or thread switch-in
     /// (`World::cpi_sample`, `hv::llc`, `hv::tlb`): cycles per instruction of its guest
     /// compute relative to no misses, and the TLB stall's part of it (stall cycles per cycle
@@ -278,6 +281,7 @@ impl Vcpu {
             halt_polls: 0,
             halt_polls_successful: 0,
             loaded_mm: None,
+            guest_walks_owed_ns: 0,
             cpi_factor: 1.0,
             tlb_stall_ratio: 0.0,
             avg_idle_ns: crate::guest::wakeaffine::INITIAL_AVG_IDLE_NS,
