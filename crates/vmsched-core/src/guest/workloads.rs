@@ -638,13 +638,17 @@ pub fn hackbench(p: &HackbenchParams, tag: &str) -> Vec<ThreadGroupSpec> {
                 state_lock: p.state_lock,
             });
         }
-        groups.push(ThreadGroupSpec {
-            threads: p.fds,
-            program: vec![OpSpec::Loop { count: p.loops, body: send }],
-            affinity: p.senders_on(),
-            bind: false,
-            working_set_kib: Some(32),
-        });
+        // Every sender is a process of its own, as every receiver (seed 004 §7.2: "all of
+        // them being processes"; hackbench forks each unless run with threads).
+        for _ in 0..p.fds {
+            groups.push(ThreadGroupSpec {
+                threads: 1,
+                program: vec![OpSpec::Loop { count: p.loops, body: send.clone() }],
+                affinity: p.senders_on(),
+                bind: false,
+                working_set_kib: Some(32),
+            });
+        }
     }
     groups
 }
