@@ -70,9 +70,20 @@ the Multikernel paper's measurements on the seed's processor): Table 9's cross-n
 differs from the one-node one only by that, since both vCPUs are remote from the memory on node
 0 in both placements (nodes 1 and 2 are each one hop from node 0, native Table 7).
 
-Leaves out: Barrelfish's node-numbering anomaly (§7.4), and the parent's page tables and task
+A guest address-space switch takes no exit under VMkit: vmkitmon clears the CR3 intercepts once
+the guest leaves real mode with nested paging on (Barrelfish usr/vmkitmon/guest.c,
+``guest_make_runnable``), and the guest keeps its TLB entries across exits under its own ASID
+(§5.2, "we decided to make use of the tagged TLB"; the CPU driver's kernel/arch/x86_64/
+svm_vmkit.c sets no TLB flush on VMRUN).
+
+Leaves out: Barrelfish's node-numbering anomaly (§7.4), the parent's page tables and task
 state that a child forked onto the other vCPU reads across sockets (the seed's own guess for
-forkbench's placement effect, §7.4.2; it gives no size).
+forkbench's placement effect, §7.4.2; it gives no size), the nested-paging extra of the page
+walks after a guest address-space switch (``host.costs.nested_walk_extra_ns``, ``guest/mm.rs``:
+Table 4's randomised rambench gives 67 ns per walk, the cost of cold walks, an upper bound for
+hackbench's few hot pages; with it, by rule AC of session 49, hackbench with affinity left its
+band, docs/model.md §4.5), and the VMM's coarse lock held while a VM exit is handled (§5.1:
+"This may introduce a performance bottleneck"; no hold time is given).
 """
 
 from __future__ import annotations
