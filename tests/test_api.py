@@ -161,7 +161,8 @@ def test_results_structure(tiny_results):
                 "lock_wait_p99_ns", "vipi_latency_count", "guest_cpu_ns", "lock_spin_pct",
                 "ipi_wait_pct", "completion_ms"):
         assert col in res.vms.columns, col
-    for col in ("vm", "vcpu", "run_ns", "steal_ns", "halted_ns", "migrations", "dispatches"):
+    for col in ("vm", "vcpu", "run_ns", "steal_ns", "halted_ns", "migrations", "dispatches",
+                "guest_switches", "address_space_loads"):
         assert col in res.vcpus.columns, col
     for col in ("pcpu", "socket", "node", "idle_ns", "hv_ns", "guest_ns", "sched_calls",
                 "context_switches", "context_switches_per_s", "migrations_in"):

@@ -97,6 +97,9 @@ impl World {
                 self.threads[t].vcpu = v;
                 self.threads[t].slice_used_ns = 0;
                 self.vcpus[v].cur = Some(t);
+                if self.vcpus[v].last_switched_in.replace(t) != Some(t) {
+                    self.vcpus[v].guest_switches += 1;
+                }
                 self.switch_mm(v, t);
                 if let Some(p) = self.vcpus[v].running_on() {
                     // A thread switched in on a running vCPU refills what it lost (a halted
@@ -108,7 +111,10 @@ impl World {
                 self.resume_spinner(v);
                 self.arm_exec(v);
             }
-            None => self.start_halt(v),
+            None => {
+                self.vcpus[v].last_switched_in = None;
+                self.start_halt(v)
+            }
         }
     }
 

@@ -102,6 +102,7 @@ impl World {
         }
         self.vms[vm].mm.cpumask.entry(mm).or_default().insert(v);
         self.vcpus[v].loaded_mm = Some(mm);
+        self.vcpus[v].address_space_loads += 1;
         self.vcpus[v].guest_walks_owed_ns = self.guest_switch_walks_ns(t);
     }
 
@@ -212,6 +213,36 @@ groups = [
         assert_eq!(r.vcpus[0].cache_refill_ns, 8_000);
         let base = hogs(true, 32, 0).vms[0].completion_ns.unwrap();
         assert_eq!(r.vms[0].completion_ns.unwrap(), base + 8_000);
+    }
+
+    #[test]
+    fn the_guest_counts_its_switches_and_the_address_space_loads_among_them() {
+        let apart = hogs(false, 32, 0);
+        let (switches, loads) = (apart.vcpus[0].guest_switches, apart.vcpus[0].address_space_loads);
+        // Two 20-ms hogs sliced every 1 ms alternate: some 40 switches, each a load.
+        assert!(switches >= 20, "{switches} switches");
+        assert_eq!(loads, switches);
+        // Sharing an address space, the same switches load it once.
+        let shared = hogs(true, 32, 0);
+        assert_eq!(shared.vcpus[0].guest_switches, switches);
+        assert_eq!(shared.vcpus[0].address_space_loads, 1);
+    }
+
+    #[test]
+    fn a_slice_end_that_repicks_the_only_thread_is_no_switch() {
+        let r = run(r#"
+[host]
+cores_per_socket = 1
+[[vms]]
+vcpus = 1
+pin = [0]
+guest = { slice_us = 1000 }
+[[vms.workloads]]
+kind = "custom"
+groups = [{ threads = 1, program = [{ op = "compute", us = 20000 }] }]
+"#);
+        assert_eq!(r.vcpus[0].guest_switches, 1);
+        assert_eq!(r.vcpus[0].address_space_loads, 1);
     }
 
     #[test]

@@ -108,6 +108,9 @@ pub struct VcpuResult {
     pub ple_exits: u64,
     /// Time spent re-fetching the working set after migrations and evictions.
     pub cache_refill_ns: Ns,
+    /// Guest threads switched in by its guest kernel, and the address-space loads among them.
+    pub guest_switches: u64,
+    pub address_space_loads: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -313,6 +316,8 @@ pub(crate) fn build(w: &World, sc: &Scenario, scheduler: &str) -> Results {
             dispatches: vc.dispatches,
             ple_exits: vc.exits[ExitReason::Ple.index()],
             cache_refill_ns: vc.t.cache_refill,
+            guest_switches: vc.guest_switches,
+            address_space_loads: vc.address_space_loads,
         })
         .collect();
     let pcpus: Vec<PcpuResult> = w

@@ -189,6 +189,13 @@ pub struct Vcpu {
     pub halted_ns: Ns,
     pub dispatches: u64,
     pub migrations: u64,
+    /// Guest threads its kernel switched in (from another thread or from idle; re-picking the
+    /// thread that was running is no switch, as `schedule()` with `prev == next`), and the
+    /// address-space loads among them (`guest::mm` `switch_mm`); the thread last switched in
+    /// (`None` once the idle task runs).
+    pub guest_switches: u64,
+    pub last_switched_in: Option<ThreadId>,
+    pub address_space_loads: u64,
     pub exits: [u64; ExitReason::ALL.len()],
     pub lhp: u64,
     pub lwp: u64,
@@ -270,6 +277,9 @@ impl Vcpu {
             halted_ns: 0,
             dispatches: 0,
             migrations: 0,
+            guest_switches: 0,
+            last_switched_in: None,
+            address_space_loads: 0,
             exits: [0; ExitReason::ALL.len()],
             lhp: 0,
             lwp: 0,
