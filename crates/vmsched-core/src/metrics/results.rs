@@ -106,7 +106,8 @@ pub struct VcpuResult {
     pub migrations: u64,
     pub dispatches: u64,
     pub ple_exits: u64,
-    /// Time spent re-fetching the working set after migrations and evictions.
+    /// Time spent re-fetching the working set after migrations and evictions, page walks
+    /// after flushes and their nested-paging extra after address-space switches included.
     pub cache_refill_ns: Ns,
     /// Guest threads switched in by its guest kernel, and the address-space loads among them.
     pub guest_switches: u64,
