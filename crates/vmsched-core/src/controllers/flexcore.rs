@@ -532,9 +532,7 @@ mod tests {
     const FLEXCORE_2VM: &str = include_str!("../../../../scenarios/flexcore-sync-heavy-2vm.toml");
 
     fn run(text: &str) -> crate::sim::Results {
-        let sc = crate::scenario::from_toml_str(text).unwrap();
-        let mut sim = crate::sim::Simulation::new(&sc, &crate::sim::Overrides { check: true, ..Default::default() }).unwrap();
-        sim.run().unwrap()
+        crate::sim::tests::run_text(text, None)
     }
 
     #[test]

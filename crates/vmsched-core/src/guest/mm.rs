@@ -157,8 +157,12 @@ impl World {
 
 #[cfg(test)]
 mod tests {
+    use crate::sim::tests::run_text;
     use crate::sim::Results;
-    use crate::sim::vmkit_tests::run;
+
+    fn run(text: &str) -> Results {
+        run_text(text, None)
+    }
 
     /// Two hogs on one vCPU, switched every guest slice (1 ms), in their own address spaces
     /// (two groups) or sharing one (`same_mm`: one group of two threads); no cache refill, so

@@ -501,7 +501,7 @@ groups = [
             consumer("q2"),
             consumer("q3")
         );
-        let r = crate::sim::vmkit_tests::run(&text);
+        let r = crate::sim::tests::run_text(&text, None);
         assert!(r.vms[0].finished);
         r.vms[0].exits["ipi"]
     }

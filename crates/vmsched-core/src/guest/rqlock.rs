@@ -76,8 +76,12 @@ impl World {
 #[cfg(test)]
 mod tests {
     use crate::scenario::from_toml_str;
-    use crate::sim::vmkit_tests::{done_ms, run};
+    use crate::sim::tests::done_ms;
     use crate::sim::{Overrides, Results, Simulation};
+
+    fn run(text: &str) -> Results {
+        crate::sim::tests::run_text(text, None)
+    }
 
     /// Exit of a reschedule IPI's send in `exchange` (ns).
     const EXIT_IPI_NS: u64 = 20_000;

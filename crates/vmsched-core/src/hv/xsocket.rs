@@ -100,13 +100,9 @@ impl World {
 #[cfg(test)]
 mod tests {
     use crate::metrics::results::Results;
-    use crate::scenario::from_toml_str;
-    use crate::sim::{Overrides, Simulation};
 
     fn run(text: &str) -> Results {
-        let sc = from_toml_str(text).expect("scenario parses");
-        let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
-        sim.run().expect("no invariant violated")
+        crate::sim::tests::run_text(text, None)
     }
 
     /// A 2-vCPU forkbench on the seed's 4-socket host: each fork wakes the child on the idle

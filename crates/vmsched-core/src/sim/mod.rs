@@ -9,9 +9,9 @@ mod check;
 pub mod control;
 pub mod state;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[cfg(test)]
-pub(crate) mod vmkit_tests;
+mod vmkit_tests;
 
 use std::collections::BTreeMap;
 

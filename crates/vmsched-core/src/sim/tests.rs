@@ -11,11 +11,18 @@ const SYNC_1VM: &str = include_str!("../../../../scenarios/sync-heavy-1vm.toml")
 const SYNC_2VM: &str = include_str!("../../../../scenarios/sync-heavy-2vm.toml");
 const FAIRNESS: &str = include_str!("../../../../scenarios/fairness-1234.toml");
 
-fn run_text(text: &str, scheduler: Option<&str>) -> Results {
+/// Run a scenario text (under `scheduler` if given) with the invariants checked after every
+/// event: the one such helper of the crate's scenario-level tests.
+pub(crate) fn run_text(text: &str, scheduler: Option<&str>) -> Results {
     let sc = from_toml_str(text).expect("scenario parses");
     let ov = Overrides { scheduler: scheduler.map(str::to_string), seed: None, check: true };
     let mut sim = Simulation::new(&sc, &ov).expect("scenario builds");
     sim.run().expect("no invariant violated")
+}
+
+/// VM 0's completion time, ms.
+pub(crate) fn done_ms(r: &Results) -> f64 {
+    r.vms[0].completion_ns.expect("VM finished") as f64 / 1e6
 }
 
 fn completion(r: &Results, vm: usize) -> f64 {

@@ -3,6 +3,7 @@
 //! halt polling. Every run checks the invariants after every event; comparisons use the same
 //! scenario and seed.
 
+use super::tests::{done_ms, run_text};
 use super::*;
 use crate::scenario::from_toml_str;
 
@@ -10,16 +11,8 @@ const PATTERN: &str = include_str!("../../../../scenarios/vmkit-sched-pattern.to
 const NUMA: &str = include_str!("../../../../scenarios/vmkit-numa.toml");
 const POLLING: &str = include_str!("../../../../scenarios/vmkit-polling.toml");
 
-/// Run a scenario text with the invariants checked after every event (also the guest
-/// modules' scenario-level tests use it).
-pub(crate) fn run(text: &str) -> Results {
-    let sc = from_toml_str(text).expect("scenario parses");
-    let mut sim = Simulation::new(&sc, &Overrides { check: true, ..Default::default() }).expect("scenario builds");
-    sim.run().expect("no invariant violated")
-}
-
-pub(crate) fn done_ms(r: &Results) -> f64 {
-    r.vms[0].completion_ns.expect("VM finished") as f64 / 1e6
+fn run(text: &str) -> Results {
+    run_text(text, None)
 }
 
 /// Thread A on vCPU0 computes 100 µs, then sends a function-call IPI to vCPU1, whose thread B

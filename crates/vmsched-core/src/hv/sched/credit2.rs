@@ -920,8 +920,6 @@ impl HvScheduler for Credit2 {
 mod tests {
     use super::*;
     use crate::metrics::results::Results;
-    use crate::scenario::from_toml_str;
-    use crate::sim::{Overrides, Simulation};
 
     const MS: i64 = NS_PER_MS as i64;
     const US: i64 = NS_PER_US as i64;
@@ -1035,10 +1033,7 @@ mod tests {
     }
 
     fn run(text: &str) -> Results {
-        let sc = from_toml_str(text).expect("scenario parses");
-        let ov = Overrides { scheduler: Some("credit2".into()), check: true, ..Default::default() };
-        let mut sim = Simulation::new(&sc, &ov).expect("scenario builds");
-        sim.run().expect("no invariant violated")
+        crate::sim::tests::run_text(text, Some("credit2"))
     }
 
     fn hogs(pcpus: u32, sockets: u32, vms: &[(u32, u32, u32)], params: &str) -> String {
