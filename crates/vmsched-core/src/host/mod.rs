@@ -242,8 +242,8 @@ pub struct CostParams {
     /// process's user entries, and the incoming thread re-walks min(`working_set_kib` / 4,
     /// `tlb_entries`) pages) as stalled guest time with its refill. 0 = not modelled
     /// (default; a native run's walks are inside its work). Seed 004 §2.3 and §7.3.2 name the
-    /// cost; its value for VMkit is derived from seed 004 Table 4 (calibration.toml
-    /// `vmkit.host.nested_walk_extra_ns`).
+    /// cost; its Table 4 gives 67 ns for VMkit (the derivation is in docs/model.md's costs
+    /// table). No reproduction sets it: rule AC of session 49 was not adopted (§4.5 there).
     pub nested_walk_extra_ns: Ns,
     /// Dithering of hypervisor costs (`hv::jitter`): each hypervisor path charged on a pCPU
     /// takes its nominal time times a factor uniform in [1 - pct/100, 1 + pct/100], mean kept.
